@@ -9,20 +9,71 @@ use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderE
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
-    ///`GetHealthResponse`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
-    pub struct GetHealthResponse {
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub status: ::std::option::Option<GetHealthResponseStatus>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub v: ::std::option::Option<::std::string::String>,
+    ///*Design:* the account that owns the API key.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Account {
+        ///Balance available for new tasks, in roubles.
+        #[serde(rename = "balanceRub")]
+        pub balance_rub: f64,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Sign-in address of the account.
+        pub email: ::std::string::String,
+        ///Identifier of the account.
+        pub id: ::uuid::Uuid,
+        pub limits: AccountLimits,
+        ///Display name.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub name: ::std::option::Option<::std::string::String>,
+        ///Held for active tasks, in roubles.
+        #[serde(rename = "reservedRub")]
+        pub reserved_rub: f64,
     }
-    impl GetHealthResponse {
-        pub fn builder() -> builder::GetHealthResponse {
+    impl Account {
+        pub fn builder() -> builder::Account {
             Default::default()
         }
     }
-    ///`GetHealthResponseStatus`
+    ///Limits that apply to the account.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct AccountLimits {
+        ///Active (PENDING plus PROCESSING) tasks allowed; 5.
+        #[serde(rename = "concurrentGenerations")]
+        pub concurrent_generations: i64,
+        ///General request rate per IP address; 60.
+        #[serde(rename = "requestsPerMinute")]
+        pub requests_per_minute: i64,
+        ///Webhook endpoints allowed; 5.
+        #[serde(rename = "webhookEndpoints")]
+        pub webhook_endpoints: i64,
+    }
+    impl AccountLimits {
+        pub fn builder() -> builder::AccountLimits {
+            Default::default()
+        }
+    }
+    ///*Design:* the single balance of the account, in roubles.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Balance {
+        ///What new tasks can use, in roubles.
+        #[serde(rename = "availableRub")]
+        pub available_rub: f64,
+        ///Always `RUB`.
+        pub currency: BalanceCurrency,
+        ///Held for active (PENDING or PROCESSING) tasks, in roubles.
+        #[serde(rename = "reservedRub")]
+        pub reserved_rub: f64,
+        ///Time of the last change.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl Balance {
+        pub fn builder() -> builder::Balance {
+            Default::default()
+        }
+    }
+    ///Always `RUB`.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -35,18 +86,2266 @@ pub mod types {
         PartialEq,
         PartialOrd
     )]
-    pub enum GetHealthResponseStatus {
+    pub enum BalanceCurrency {
+        #[serde(rename = "RUB")]
+        Rub,
+    }
+    impl ::std::fmt::Display for BalanceCurrency {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Rub => f.write_str("RUB"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BalanceCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "RUB" => Ok(Self::Rub),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BalanceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BalanceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An entry of the balance history. One task gives one charge and at most one refund. The internal ledger records a refund as a GENERATION_REFUND entry, which the public API hides: *Design:* a refund never appears as its own entry; the charge entry of the task moves to status REFUNDED with `refundedAt` set, and its `netAmountRub` becomes 0.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct BillingOperation {
+        ///Signed amount in roubles: positive credits, negative debits.
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Human-readable text.
+        pub description: ::std::string::String,
+        ///The task of a GENERATION_CHARGE; null for other types.
+        #[serde(
+            rename = "generationId",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub generation_id: ::std::option::Option<::uuid::Uuid>,
+        ///Identifier of the entry.
+        pub id: ::std::string::String,
+        ///What the entry finally amounts to: equal to `amountRub` unless it was refunded, then 0.
+        #[serde(rename = "netAmountRub")]
+        pub net_amount_rub: f64,
+        ///When the charge was refunded; null unless `status` is REFUNDED.
+        #[serde(
+            rename = "refundedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub refunded_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`RESERVED` (held for an active task), `CHARGED` (task finished), `REFUNDED` (task FAILED or CANCELLED, money returned), `COMPLETED` (top-ups and adjustments).
+        pub status: BillingOperationStatus,
+        ///`TOPUP` (card top-up or paid invoice), `GENERATION_CHARGE` (cost of one task), `ADJUSTMENT` (manual correction).
+        #[serde(rename = "type")]
+        pub type_: BillingOperationType,
+    }
+    impl BillingOperation {
+        pub fn builder() -> builder::BillingOperation {
+            Default::default()
+        }
+    }
+    ///One page of balance history entries (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct BillingOperationList {
+        ///Balance history entries, newest first.
+        pub data: ::std::vec::Vec<BillingOperation>,
+        ///Whether a further page exists.
+        #[serde(rename = "hasMore")]
+        pub has_more: bool,
+        ///Pass as `cursor` to get the next page; null on the last page.
+        #[serde(
+            rename = "nextCursor",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    impl BillingOperationList {
+        pub fn builder() -> builder::BillingOperationList {
+            Default::default()
+        }
+    }
+    ///`RESERVED` (held for an active task), `CHARGED` (task finished), `REFUNDED` (task FAILED or CANCELLED, money returned), `COMPLETED` (top-ups and adjustments).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BillingOperationStatus {
+        #[serde(rename = "RESERVED")]
+        Reserved,
+        #[serde(rename = "CHARGED")]
+        Charged,
+        #[serde(rename = "REFUNDED")]
+        Refunded,
+        #[serde(rename = "COMPLETED")]
+        Completed,
+    }
+    impl ::std::fmt::Display for BillingOperationStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Reserved => f.write_str("RESERVED"),
+                Self::Charged => f.write_str("CHARGED"),
+                Self::Refunded => f.write_str("REFUNDED"),
+                Self::Completed => f.write_str("COMPLETED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingOperationStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "RESERVED" => Ok(Self::Reserved),
+                "CHARGED" => Ok(Self::Charged),
+                "REFUNDED" => Ok(Self::Refunded),
+                "COMPLETED" => Ok(Self::Completed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingOperationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingOperationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`TOPUP` (card top-up or paid invoice), `GENERATION_CHARGE` (cost of one task), `ADJUSTMENT` (manual correction).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BillingOperationType {
+        #[serde(rename = "TOPUP")]
+        Topup,
+        #[serde(rename = "GENERATION_CHARGE")]
+        GenerationCharge,
+        #[serde(rename = "ADJUSTMENT")]
+        Adjustment,
+    }
+    impl ::std::fmt::Display for BillingOperationType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Topup => f.write_str("TOPUP"),
+                Self::GenerationCharge => f.write_str("GENERATION_CHARGE"),
+                Self::Adjustment => f.write_str("ADJUSTMENT"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingOperationType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "TOPUP" => Ok(Self::Topup),
+                "GENERATION_CHARGE" => Ok(Self::GenerationCharge),
+                "ADJUSTMENT" => Ok(Self::Adjustment),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingOperationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingOperationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///*Design:* the public catalogue of models, their parameters and prices in roubles.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Catalog {
+        ///The models.
+        pub models: ::std::vec::Vec<Model>,
+    }
+    impl Catalog {
+        pub fn builder() -> builder::Catalog {
+            Default::default()
+        }
+    }
+    ///`data.generation` of the `generation.completed` event.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CompletedGeneration {
+        ///When the task finished.
+        pub completed_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Cost in roubles.
+        pub cost_rub: f64,
+        ///Identifier of the generation.
+        pub id: ::uuid::Uuid,
+        pub media_type: MediaType,
+        ///Final result URLs.
+        pub output_urls: ::std::vec::Vec<::std::string::String>,
+        ///Always `SUCCEEDED`.
+        pub status: CompletedGenerationStatus,
+    }
+    impl CompletedGeneration {
+        pub fn builder() -> builder::CompletedGeneration {
+            Default::default()
+        }
+    }
+    ///Always `SUCCEEDED`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum CompletedGenerationStatus {
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+    }
+    impl ::std::fmt::Display for CompletedGenerationStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CompletedGenerationStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CompletedGenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CompletedGenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`CreateGenerationIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateGenerationIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateGenerationIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateGenerationIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateGenerationIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateGenerationIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateGenerationIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateGenerationIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateGenerationIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Body of `POST /v1/generations`. *Design:* `modelSlug` and `prompt` are required, `params` is optional.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateGenerationRequest {
+        ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
+        #[serde(rename = "modelSlug")]
+        pub model_slug: CreateGenerationRequestModelSlug,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub params: ::std::option::Option<GenerationParams>,
+        ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+        pub prompt: CreateGenerationRequestPrompt,
+    }
+    impl CreateGenerationRequest {
+        pub fn builder() -> builder::CreateGenerationRequest {
+            Default::default()
+        }
+    }
+    ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateGenerationRequestModelSlug(::std::string::String);
+    impl ::std::ops::Deref for CreateGenerationRequestModelSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateGenerationRequestModelSlug>
+    for ::std::string::String {
+        fn from(value: CreateGenerationRequestModelSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateGenerationRequestModelSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateGenerationRequestModelSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateGenerationRequestModelSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateGenerationRequestModelSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateGenerationRequestPrompt(::std::string::String);
+    impl ::std::ops::Deref for CreateGenerationRequestPrompt {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateGenerationRequestPrompt> for ::std::string::String {
+        fn from(value: CreateGenerationRequestPrompt) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateGenerationRequestPrompt {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20000usize {
+                return Err("longer than 20000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateGenerationRequestPrompt {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateGenerationRequestPrompt {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateGenerationRequestPrompt {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Answer to creation: exactly these three fields (rule 1 of `POST /v1/generations`). The first answer always has status `PENDING`; a request repeating an earlier `Idempotency-Key` returns the existing generation's `id`, its current `status` and its `costRub` (rule 7).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateGenerationResponse {
+        ///Cost in roubles reserved on the balance at the moment of the answer.
+        #[serde(rename = "costRub")]
+        pub cost_rub: f64,
+        ///Identifier of the task; used in `GET /v1/generations/{id}`.
+        pub id: ::uuid::Uuid,
+        pub status: GenerationStatus,
+    }
+    impl CreateGenerationResponse {
+        pub fn builder() -> builder::CreateGenerationResponse {
+            Default::default()
+        }
+    }
+    ///Body of `POST /v1/billing/invoices`. Requisites must be set first, else 400 VALIDATION_ERROR with a field error at path `/requisites`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateInvoiceRequest {
+        ///Amount in roubles, VAT included; *Design:* 1000 to 10000000.
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+    }
+    impl CreateInvoiceRequest {
+        pub fn builder() -> builder::CreateInvoiceRequest {
+            Default::default()
+        }
+    }
+    ///Body of `POST /v1/webhook-endpoints`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateWebhookEndpointRequest {
+        ///Free text for the owner.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<CreateWebhookEndpointRequestDescription>,
+        ///Subscribed events; absent or empty means all events.
+        #[serde(
+            rename = "eventTypes",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        ///Target address: scheme http or https (https recommended); not localhost, not a private network address, and the host name must resolve.
+        pub url: ::std::string::String,
+    }
+    impl CreateWebhookEndpointRequest {
+        pub fn builder() -> builder::CreateWebhookEndpointRequest {
+            Default::default()
+        }
+    }
+    ///Free text for the owner.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateWebhookEndpointRequestDescription(::std::string::String);
+    impl ::std::ops::Deref for CreateWebhookEndpointRequestDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateWebhookEndpointRequestDescription>
+    for ::std::string::String {
+        fn from(value: CreateWebhookEndpointRequestDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateWebhookEndpointRequestDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateWebhookEndpointRequestDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The envelope of every error response (HTTP status 400 or above). Clients log `error.requestId` and `error.code`, retry RATE_LIMIT_ERROR, SERVICE_UNAVAILABLE and GATEWAY_*/BILLING_* with exponential delay and jitter (1 s, 2 s, 4 s, 8 s, stop after 5 attempts), fix VALIDATION_ERROR by `details.fields[]`, choose another model on MODEL_UNAVAILABLE/MODEL_NOT_AVAILABLE and top up on INSUFFICIENT_BALANCE.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Error {
+        pub error: ErrorBody,
+    }
+    impl Error {
+        pub fn builder() -> builder::Error {
+            Default::default()
+        }
+    }
+    ///Body of the `error` member. `details` is optional and depends on the code.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ErrorBody {
+        pub code: ErrorCode,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub details: ::std::option::Option<ErrorDetails>,
+        ///Text of the error.
+        pub message: ::std::string::String,
+        ///Request identifier for support, starting `req_`; equal to the `x-request-id` header.
+        #[serde(rename = "requestId")]
+        pub request_id: ErrorBodyRequestId,
+        ///Time of the error (ISO 8601, UTC).
+        pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl ErrorBody {
+        pub fn builder() -> builder::ErrorBody {
+            Default::default()
+        }
+    }
+    ///Request identifier for support, starting `req_`; equal to the `x-request-id` header.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ErrorBodyRequestId(::std::string::String);
+    impl ::std::ops::Deref for ErrorBodyRequestId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ErrorBodyRequestId> for ::std::string::String {
+        fn from(value: ErrorBodyRequestId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ErrorBodyRequestId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^req_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^req_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ErrorBodyRequestId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ErrorBodyRequestId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ErrorBodyRequestId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /**Value of `error.code`, with its HTTP status:
+
+- `AUTHENTICATION_ERROR` (401): key absent, invalid or revoked.
+- `AUTHORIZATION_ERROR` (403): key valid, no right to the resource.
+- `VALIDATION_ERROR` (400): parameters fail the schema (`details.fields[]`); also `Model pricing not configured`, a too large or unsupported file at `POST /v1/files`, and the webhook endpoint checks.
+- `NOT_FOUND` (404): resource missing or belonging to another user; also an unknown `modelSlug`.
+- `MODEL_NOT_AVAILABLE` (403): model switched off or not available to the account; choose another model.
+- `MODEL_UNAVAILABLE` (410): the provider withdrew the model; retry does not help, choose another model.
+- `UNSUPPORTED_MEDIA_TYPE` (415): wrong Content-Type.
+- `PAYLOAD_TOO_LARGE` (413): body over the server limit.
+- `INSUFFICIENT_BALANCE` (402): balance below the cost; `details.required`, `details.available`; top up the balance.
+- `MARGIN_GUARD` (503): the price of the model for this request is below the allowed minimum relative to provider cost; no generation is created, no money is taken, retry does not help.
+- `PAYMENT_ERROR` (502): failure of the payment circuit.
+- `RESERVATION_EXPIRED` (409): the reservation of funds expired before confirmation.
+- `RATE_LIMIT_ERROR` (429): request rate exceeded (`retry-after`, `details.retryAfter`), or concurrent generations exceeded (neither).
+- `DAILY_CAP_EXCEEDED` (429): daily top-up cap used up.
+- `CONFLICT_ERROR` (409): state conflict, e.g. an idempotent request still being executed.
+- `MODERATION_REPEAT_BLOCKED` (409): requests to the model are stopped because consecutive attempts were rejected by its safety check; change the material or the model (`details.modelSlug`, `details.streak`).
+- `PROVIDER_ERROR` (502): general model provider error.
+- `UPSTREAM_CIRCUIT_OPEN` (503): intake of generations on the model is stopped temporarily; no money taken; choose another model or wait.
+- `SERVICE_UNAVAILABLE` (503): an external dependency is temporarily unavailable.
+- `OUTPUT_FETCH_FAILED` (502): a result file could not be fetched from storage.
+- `GATEWAY_CLIENT_ERROR` (502): an internal integration got a request error from the internal media gateway.
+- `WEBHOOK_DELIVERY_ERROR` (502): a webhook delivery ended in error.
+- `MESSENGER_NOT_CONFIGURED` (409): the messenger bot is not configured for the requested operation.
+- `INTERNAL_ERROR` (500): internal error.
+- `GATEWAY_TIMEOUT` (502): *design* member of the GATEWAY_* family: the internal media gateway did not answer in time.
+- `GATEWAY_UNAVAILABLE` (503): *design* member of the GATEWAY_* family: the internal media gateway is unavailable.
+- `BILLING_UNAVAILABLE` (503): *design* member of the BILLING_* family: the billing service is unavailable.
+- `BILLING_TIMEOUT` (502): *design* member of the BILLING_* family: the billing service did not answer in time.
+
+The document names the families GATEWAY_* and BILLING_* (502 or 503, internal integration failure) without their members; the four members marked *design* are the chosen ones. Clients must treat any unknown code starting `GATEWAY_` or `BILLING_` as retryable with exponential delay.*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ErrorCode {
+        #[serde(rename = "AUTHENTICATION_ERROR")]
+        AuthenticationError,
+        #[serde(rename = "AUTHORIZATION_ERROR")]
+        AuthorizationError,
+        #[serde(rename = "VALIDATION_ERROR")]
+        ValidationError,
+        #[serde(rename = "NOT_FOUND")]
+        NotFound,
+        #[serde(rename = "MODEL_NOT_AVAILABLE")]
+        ModelNotAvailable,
+        #[serde(rename = "MODEL_UNAVAILABLE")]
+        ModelUnavailable,
+        #[serde(rename = "UNSUPPORTED_MEDIA_TYPE")]
+        UnsupportedMediaType,
+        #[serde(rename = "PAYLOAD_TOO_LARGE")]
+        PayloadTooLarge,
+        #[serde(rename = "INSUFFICIENT_BALANCE")]
+        InsufficientBalance,
+        #[serde(rename = "MARGIN_GUARD")]
+        MarginGuard,
+        #[serde(rename = "PAYMENT_ERROR")]
+        PaymentError,
+        #[serde(rename = "RESERVATION_EXPIRED")]
+        ReservationExpired,
+        #[serde(rename = "RATE_LIMIT_ERROR")]
+        RateLimitError,
+        #[serde(rename = "DAILY_CAP_EXCEEDED")]
+        DailyCapExceeded,
+        #[serde(rename = "CONFLICT_ERROR")]
+        ConflictError,
+        #[serde(rename = "MODERATION_REPEAT_BLOCKED")]
+        ModerationRepeatBlocked,
+        #[serde(rename = "PROVIDER_ERROR")]
+        ProviderError,
+        #[serde(rename = "UPSTREAM_CIRCUIT_OPEN")]
+        UpstreamCircuitOpen,
+        #[serde(rename = "SERVICE_UNAVAILABLE")]
+        ServiceUnavailable,
+        #[serde(rename = "OUTPUT_FETCH_FAILED")]
+        OutputFetchFailed,
+        #[serde(rename = "GATEWAY_CLIENT_ERROR")]
+        GatewayClientError,
+        #[serde(rename = "WEBHOOK_DELIVERY_ERROR")]
+        WebhookDeliveryError,
+        #[serde(rename = "MESSENGER_NOT_CONFIGURED")]
+        MessengerNotConfigured,
+        #[serde(rename = "INTERNAL_ERROR")]
+        InternalError,
+        #[serde(rename = "GATEWAY_TIMEOUT")]
+        GatewayTimeout,
+        #[serde(rename = "GATEWAY_UNAVAILABLE")]
+        GatewayUnavailable,
+        #[serde(rename = "BILLING_UNAVAILABLE")]
+        BillingUnavailable,
+        #[serde(rename = "BILLING_TIMEOUT")]
+        BillingTimeout,
+    }
+    impl ::std::fmt::Display for ErrorCode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::AuthenticationError => f.write_str("AUTHENTICATION_ERROR"),
+                Self::AuthorizationError => f.write_str("AUTHORIZATION_ERROR"),
+                Self::ValidationError => f.write_str("VALIDATION_ERROR"),
+                Self::NotFound => f.write_str("NOT_FOUND"),
+                Self::ModelNotAvailable => f.write_str("MODEL_NOT_AVAILABLE"),
+                Self::ModelUnavailable => f.write_str("MODEL_UNAVAILABLE"),
+                Self::UnsupportedMediaType => f.write_str("UNSUPPORTED_MEDIA_TYPE"),
+                Self::PayloadTooLarge => f.write_str("PAYLOAD_TOO_LARGE"),
+                Self::InsufficientBalance => f.write_str("INSUFFICIENT_BALANCE"),
+                Self::MarginGuard => f.write_str("MARGIN_GUARD"),
+                Self::PaymentError => f.write_str("PAYMENT_ERROR"),
+                Self::ReservationExpired => f.write_str("RESERVATION_EXPIRED"),
+                Self::RateLimitError => f.write_str("RATE_LIMIT_ERROR"),
+                Self::DailyCapExceeded => f.write_str("DAILY_CAP_EXCEEDED"),
+                Self::ConflictError => f.write_str("CONFLICT_ERROR"),
+                Self::ModerationRepeatBlocked => f.write_str("MODERATION_REPEAT_BLOCKED"),
+                Self::ProviderError => f.write_str("PROVIDER_ERROR"),
+                Self::UpstreamCircuitOpen => f.write_str("UPSTREAM_CIRCUIT_OPEN"),
+                Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+                Self::OutputFetchFailed => f.write_str("OUTPUT_FETCH_FAILED"),
+                Self::GatewayClientError => f.write_str("GATEWAY_CLIENT_ERROR"),
+                Self::WebhookDeliveryError => f.write_str("WEBHOOK_DELIVERY_ERROR"),
+                Self::MessengerNotConfigured => f.write_str("MESSENGER_NOT_CONFIGURED"),
+                Self::InternalError => f.write_str("INTERNAL_ERROR"),
+                Self::GatewayTimeout => f.write_str("GATEWAY_TIMEOUT"),
+                Self::GatewayUnavailable => f.write_str("GATEWAY_UNAVAILABLE"),
+                Self::BillingUnavailable => f.write_str("BILLING_UNAVAILABLE"),
+                Self::BillingTimeout => f.write_str("BILLING_TIMEOUT"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ErrorCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "AUTHENTICATION_ERROR" => Ok(Self::AuthenticationError),
+                "AUTHORIZATION_ERROR" => Ok(Self::AuthorizationError),
+                "VALIDATION_ERROR" => Ok(Self::ValidationError),
+                "NOT_FOUND" => Ok(Self::NotFound),
+                "MODEL_NOT_AVAILABLE" => Ok(Self::ModelNotAvailable),
+                "MODEL_UNAVAILABLE" => Ok(Self::ModelUnavailable),
+                "UNSUPPORTED_MEDIA_TYPE" => Ok(Self::UnsupportedMediaType),
+                "PAYLOAD_TOO_LARGE" => Ok(Self::PayloadTooLarge),
+                "INSUFFICIENT_BALANCE" => Ok(Self::InsufficientBalance),
+                "MARGIN_GUARD" => Ok(Self::MarginGuard),
+                "PAYMENT_ERROR" => Ok(Self::PaymentError),
+                "RESERVATION_EXPIRED" => Ok(Self::ReservationExpired),
+                "RATE_LIMIT_ERROR" => Ok(Self::RateLimitError),
+                "DAILY_CAP_EXCEEDED" => Ok(Self::DailyCapExceeded),
+                "CONFLICT_ERROR" => Ok(Self::ConflictError),
+                "MODERATION_REPEAT_BLOCKED" => Ok(Self::ModerationRepeatBlocked),
+                "PROVIDER_ERROR" => Ok(Self::ProviderError),
+                "UPSTREAM_CIRCUIT_OPEN" => Ok(Self::UpstreamCircuitOpen),
+                "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                "OUTPUT_FETCH_FAILED" => Ok(Self::OutputFetchFailed),
+                "GATEWAY_CLIENT_ERROR" => Ok(Self::GatewayClientError),
+                "WEBHOOK_DELIVERY_ERROR" => Ok(Self::WebhookDeliveryError),
+                "MESSENGER_NOT_CONFIGURED" => Ok(Self::MessengerNotConfigured),
+                "INTERNAL_ERROR" => Ok(Self::InternalError),
+                "GATEWAY_TIMEOUT" => Ok(Self::GatewayTimeout),
+                "GATEWAY_UNAVAILABLE" => Ok(Self::GatewayUnavailable),
+                "BILLING_UNAVAILABLE" => Ok(Self::BillingUnavailable),
+                "BILLING_TIMEOUT" => Ok(Self::BillingTimeout),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Code-specific details of an error; every member is optional. Unknown members may appear and are to be ignored.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct ErrorDetails {
+        ///VALIDATION_ERROR for an unknown `eventTypes` entry: the accepted values.
+        #[serde(
+            rename = "allowedValues",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub allowed_values: ::std::vec::Vec<::std::string::String>,
+        ///INSUFFICIENT_BALANCE: balance available now in roubles.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub available: ::std::option::Option<f64>,
+        ///VALIDATION_ERROR: one element per violation.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub fields: ::std::vec::Vec<FieldError>,
+        ///The limit that was hit (requests per window, concurrent generations, or the daily top-up cap in roubles).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub limit: ::std::option::Option<i64>,
+        ///VALIDATION_ERROR at `POST /v1/files` and PAYLOAD_TOO_LARGE: the size limit in bytes.
+        #[serde(
+            rename = "maxSizeBytes",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub max_size_bytes: ::std::option::Option<i64>,
+        ///MODERATION_REPEAT_BLOCKED: obsolete internal model identifier, kept for compatibility; use `modelSlug`.
+        #[serde(
+            rename = "modelId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub model_id: ::std::option::Option<::std::string::String>,
+        ///MODERATION_REPEAT_BLOCKED (and model errors): public identifier of the model.
+        #[serde(
+            rename = "modelSlug",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub model_slug: ::std::option::Option<::std::string::String>,
+        ///INSUFFICIENT_BALANCE: cost of the request in roubles.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub required: ::std::option::Option<f64>,
+        ///RATE_LIMIT_ERROR of a windowed limit only: seconds to wait (same value as the `retry-after` header). Absent for the concurrency limit.
+        #[serde(
+            rename = "retryAfter",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub retry_after: ::std::option::Option<i64>,
+        ///MODERATION_REPEAT_BLOCKED: length of the series of refusals by the safety check.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub streak: ::std::option::Option<i64>,
+    }
+    impl ErrorDetails {
+        pub fn builder() -> builder::ErrorDetails {
+            Default::default()
+        }
+    }
+    ///*Design:* the price of a would-be generation; no task is created and no money moves.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Estimate {
+        ///Balance available now for new tasks, in roubles.
+        #[serde(rename = "availableRub")]
+        pub available_rub: f64,
+        ///What creation would reserve now, in roubles (2 decimals).
+        #[serde(rename = "costRub")]
+        pub cost_rub: f64,
+        ///Always `RUB`.
+        pub currency: EstimateCurrency,
+        #[serde(rename = "mediaType")]
+        pub media_type: MediaType,
+        ///Public identifier of the model.
+        #[serde(rename = "modelSlug")]
+        pub model_slug: ::std::string::String,
+        ///Whether `availableRub` covers `costRub`; false where creation would answer 402.
+        pub sufficient: bool,
+    }
+    impl Estimate {
+        pub fn builder() -> builder::Estimate {
+            Default::default()
+        }
+    }
+    ///Always `RUB`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EstimateCurrency {
+        #[serde(rename = "RUB")]
+        Rub,
+    }
+    impl ::std::fmt::Display for EstimateCurrency {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Rub => f.write_str("RUB"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EstimateCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "RUB" => Ok(Self::Rub),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EstimateCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EstimateCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Body of `POST /v1/generations/estimate`: the same shape as CreateGenerationRequest.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EstimateRequest {
+        ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
+        #[serde(rename = "modelSlug")]
+        pub model_slug: EstimateRequestModelSlug,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub params: ::std::option::Option<GenerationParams>,
+        ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+        pub prompt: EstimateRequestPrompt,
+    }
+    impl EstimateRequest {
+        pub fn builder() -> builder::EstimateRequest {
+            Default::default()
+        }
+    }
+    ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EstimateRequestModelSlug(::std::string::String);
+    impl ::std::ops::Deref for EstimateRequestModelSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EstimateRequestModelSlug> for ::std::string::String {
+        fn from(value: EstimateRequestModelSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EstimateRequestModelSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EstimateRequestModelSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EstimateRequestModelSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EstimateRequestModelSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EstimateRequestPrompt(::std::string::String);
+    impl ::std::ops::Deref for EstimateRequestPrompt {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EstimateRequestPrompt> for ::std::string::String {
+        fn from(value: EstimateRequestPrompt) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EstimateRequestPrompt {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20000usize {
+                return Err("longer than 20000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EstimateRequestPrompt {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EstimateRequestPrompt {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EstimateRequestPrompt {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Name of a webhook event: `generation.completed` (task SUCCEEDED; final result URLs) or `generation.failed` (task FAILED after all retries; the refund is already done when it is sent).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EventType {
+        #[serde(rename = "generation.completed")]
+        GenerationCompleted,
+        #[serde(rename = "generation.failed")]
+        GenerationFailed,
+    }
+    impl ::std::fmt::Display for EventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::GenerationCompleted => f.write_str("generation.completed"),
+                Self::GenerationFailed => f.write_str("generation.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "generation.completed" => Ok(Self::GenerationCompleted),
+                "generation.failed" => Ok(Self::GenerationFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An entry of an endpoint's `eventTypes`: an exact event name, `generation.*` (the group) or `*` (all events). An empty or absent list means all events. Any other value, including `generation.succeeded` (*Design:* not accepted), gives 400 VALIDATION_ERROR listing these values in `details.allowedValues`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EventTypeFilter {
+        #[serde(rename = "generation.completed")]
+        GenerationCompleted,
+        #[serde(rename = "generation.failed")]
+        GenerationFailed,
+        #[serde(rename = "generation.*")]
+        Generation,
+        #[serde(rename = "*")]
+        X,
+    }
+    impl ::std::fmt::Display for EventTypeFilter {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::GenerationCompleted => f.write_str("generation.completed"),
+                Self::GenerationFailed => f.write_str("generation.failed"),
+                Self::Generation => f.write_str("generation.*"),
+                Self::X => f.write_str("*"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EventTypeFilter {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "generation.completed" => Ok(Self::GenerationCompleted),
+                "generation.failed" => Ok(Self::GenerationFailed),
+                "generation.*" => Ok(Self::Generation),
+                "*" => Ok(Self::X),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventTypeFilter {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventTypeFilter {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`data.generation` of the `generation.failed` event. The document lists id, error_code, error_message and failed_at; *Design:* an optional `status` (`FAILED`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct FailedGeneration {
+        pub error_code: FailureCode,
+        ///Human-readable text of the failure.
+        pub error_message: ::std::string::String,
+        ///When the task failed.
+        pub failed_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Identifier of the generation.
+        pub id: ::uuid::Uuid,
+        ///Always `FAILED` when present.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<FailedGenerationStatus>,
+    }
+    impl FailedGeneration {
+        pub fn builder() -> builder::FailedGeneration {
+            Default::default()
+        }
+    }
+    ///Always `FAILED` when present.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FailedGenerationStatus {
+        #[serde(rename = "FAILED")]
+        Failed,
+    }
+    impl ::std::fmt::Display for FailedGenerationStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Failed => f.write_str("FAILED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FailedGenerationStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FailedGenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FailedGenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**Reason of an asynchronous failure (`errorCode` of a FAILED generation, `error_code` of the `generation.failed` event); not an HTTP error code.
+
+- `content_policy`: the wording of the request violates the model policy; rewrite the prompt.
+- `moderation_rejected`: the material itself was rejected by the safety check; the same input gives the same result.
+- `prompt_rejected`: the model rejected a specific piece of the request by its own rule; the same text gives the same answer.
+- `prompt_too_long`: the prompt is longer than the model accepts (its `maxPromptLength` in the catalog).
+- `reference_fetch_failed`: a reference could not be downloaded from an external link (`params.image_url`).
+- `input_fetch_failed`: a file uploaded through the web studio or `POST /v1/files` could not be downloaded.
+- `invalid_input`: a parameter is outside the valid range for the model.
+- `insufficient_credit`: intake on this model is stopped temporarily on the service side; the charge for the attempt is cancelled.
+- `rate_limited`: temporary provider failure; worth retrying.
+- `timeout`: temporary provider failure; worth retrying.
+- `provider_unavailable`: temporary provider failure; worth retrying.
+- `provider_internal`: temporary provider failure; worth retrying.
+
+The last four are temporary and worth retrying with a new generation; `insufficient_credit` means intake on the model is stopped for now (try later or another model); the others need a change of the request.*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FailureCode {
+        #[serde(rename = "content_policy")]
+        ContentPolicy,
+        #[serde(rename = "moderation_rejected")]
+        ModerationRejected,
+        #[serde(rename = "prompt_rejected")]
+        PromptRejected,
+        #[serde(rename = "prompt_too_long")]
+        PromptTooLong,
+        #[serde(rename = "reference_fetch_failed")]
+        ReferenceFetchFailed,
+        #[serde(rename = "input_fetch_failed")]
+        InputFetchFailed,
+        #[serde(rename = "invalid_input")]
+        InvalidInput,
+        #[serde(rename = "insufficient_credit")]
+        InsufficientCredit,
+        #[serde(rename = "rate_limited")]
+        RateLimited,
+        #[serde(rename = "timeout")]
+        Timeout,
+        #[serde(rename = "provider_unavailable")]
+        ProviderUnavailable,
+        #[serde(rename = "provider_internal")]
+        ProviderInternal,
+    }
+    impl ::std::fmt::Display for FailureCode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ContentPolicy => f.write_str("content_policy"),
+                Self::ModerationRejected => f.write_str("moderation_rejected"),
+                Self::PromptRejected => f.write_str("prompt_rejected"),
+                Self::PromptTooLong => f.write_str("prompt_too_long"),
+                Self::ReferenceFetchFailed => f.write_str("reference_fetch_failed"),
+                Self::InputFetchFailed => f.write_str("input_fetch_failed"),
+                Self::InvalidInput => f.write_str("invalid_input"),
+                Self::InsufficientCredit => f.write_str("insufficient_credit"),
+                Self::RateLimited => f.write_str("rate_limited"),
+                Self::Timeout => f.write_str("timeout"),
+                Self::ProviderUnavailable => f.write_str("provider_unavailable"),
+                Self::ProviderInternal => f.write_str("provider_internal"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FailureCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "content_policy" => Ok(Self::ContentPolicy),
+                "moderation_rejected" => Ok(Self::ModerationRejected),
+                "prompt_rejected" => Ok(Self::PromptRejected),
+                "prompt_too_long" => Ok(Self::PromptTooLong),
+                "reference_fetch_failed" => Ok(Self::ReferenceFetchFailed),
+                "input_fetch_failed" => Ok(Self::InputFetchFailed),
+                "invalid_input" => Ok(Self::InvalidInput),
+                "insufficient_credit" => Ok(Self::InsufficientCredit),
+                "rate_limited" => Ok(Self::RateLimited),
+                "timeout" => Ok(Self::Timeout),
+                "provider_unavailable" => Ok(Self::ProviderUnavailable),
+                "provider_internal" => Ok(Self::ProviderInternal),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FailureCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FailureCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One violation of a VALIDATION_ERROR (`error.details.fields[]`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct FieldError {
+        ///The JSON Schema keyword that failed: `required`, `type`, `enum`, `minimum`, `maximum`, `minLength`, `maxLength`, `format`, `pattern`, `additionalProperties`, ... Check-digit failures of billing requisites use `checksum`.
+        pub keyword: ::std::string::String,
+        ///Human-readable text of the violation.
+        pub message: ::std::string::String,
+        ///Keyword arguments, e.g. `{"missingProperty": "modelSlug"}` or `{"allowedValues": [...]}`.
+        pub params: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///JSON pointer to the offending value in the request body, e.g. `/params/aspect_ratio`; `""` for the root (e.g. a missing property). *Design:* JSON pointer.
+        pub path: ::std::string::String,
+    }
+    impl FieldError {
+        pub fn builder() -> builder::FieldError {
+            Default::default()
+        }
+    }
+    ///*Design:* an uploaded (or announced) input file.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct File {
+        ///Type declared at upload (one of the FileUploadRequest types).
+        #[serde(rename = "contentType")]
+        pub content_type: ::std::string::String,
+        ///When the upload URL was issued.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Original file name.
+        pub filename: ::std::string::String,
+        ///Identifier of the file (`fileId`).
+        pub id: ::uuid::Uuid,
+        ///Size in bytes.
+        #[serde(rename = "sizeBytes")]
+        pub size_bytes: i64,
+        ///`awaiting_upload` until the bytes are PUT to the upload URL, then `uploaded`.
+        pub status: FileStatus,
+        ///When the bytes arrived; null before.
+        #[serde(
+            rename = "uploadedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub uploaded_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Where the stored file is read from.
+        pub url: ::std::string::String,
+    }
+    impl File {
+        pub fn builder() -> builder::File {
+            Default::default()
+        }
+    }
+    ///`awaiting_upload` until the bytes are PUT to the upload URL, then `uploaded`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FileStatus {
+        #[serde(rename = "awaiting_upload")]
+        AwaitingUpload,
+        #[serde(rename = "uploaded")]
+        Uploaded,
+    }
+    impl ::std::fmt::Display for FileStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::AwaitingUpload => f.write_str("awaiting_upload"),
+                Self::Uploaded => f.write_str("uploaded"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FileStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "awaiting_upload" => Ok(Self::AwaitingUpload),
+                "uploaded" => Ok(Self::Uploaded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FileStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FileStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///*Design:* answer to `POST /v1/files`: a presigned URL for uploading one input file.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct FileUpload {
+        ///When `uploadUrl` stops working: *Design:* 15 minutes after issue.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Identifier of the file; pass it as `params.image_file_id`.
+        #[serde(rename = "fileId")]
+        pub file_id: ::uuid::Uuid,
+        ///Where the stored file is read from after the upload.
+        #[serde(rename = "fileUrl")]
+        pub file_url: ::std::string::String,
+        ///Size limit of this upload in bytes (by content type).
+        #[serde(rename = "maxSizeBytes")]
+        pub max_size_bytes: i64,
+        ///Headers to send with the upload, e.g. `Content-Type`.
+        #[serde(rename = "uploadHeaders")]
+        pub upload_headers: ::std::collections::HashMap<
+            ::std::string::String,
+            ::std::string::String,
+        >,
+        ///Always `PUT`.
+        #[serde(rename = "uploadMethod")]
+        pub upload_method: FileUploadUploadMethod,
+        ///Presigned, signed and expiring URL: send the bytes there with `uploadMethod` and `uploadHeaders`, without the API key.
+        #[serde(rename = "uploadUrl")]
+        pub upload_url: ::std::string::String,
+    }
+    impl FileUpload {
+        pub fn builder() -> builder::FileUpload {
+            Default::default()
+        }
+    }
+    ///Body of `POST /v1/files`. *Design:* size limits are 20 MiB (20971520 bytes) for images, 50 MiB (52428800) for audio and 100 MiB (104857600) for video; a larger size or another type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct FileUploadRequest {
+        ///Type of the file; other types give 400 VALIDATION_ERROR.
+        #[serde(rename = "contentType")]
+        pub content_type: FileUploadRequestContentType,
+        ///Original file name.
+        pub filename: FileUploadRequestFilename,
+        ///Exact size of the file in bytes.
+        #[serde(rename = "sizeBytes")]
+        pub size_bytes: ::std::num::NonZeroU64,
+    }
+    impl FileUploadRequest {
+        pub fn builder() -> builder::FileUploadRequest {
+            Default::default()
+        }
+    }
+    ///Type of the file; other types give 400 VALIDATION_ERROR.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FileUploadRequestContentType {
+        #[serde(rename = "image/png")]
+        ImagePng,
+        #[serde(rename = "image/jpeg")]
+        ImageJpeg,
+        #[serde(rename = "image/webp")]
+        ImageWebp,
+        #[serde(rename = "audio/wav")]
+        AudioWav,
+        #[serde(rename = "audio/mpeg")]
+        AudioMpeg,
+        #[serde(rename = "video/mp4")]
+        VideoMp4,
+    }
+    impl ::std::fmt::Display for FileUploadRequestContentType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ImagePng => f.write_str("image/png"),
+                Self::ImageJpeg => f.write_str("image/jpeg"),
+                Self::ImageWebp => f.write_str("image/webp"),
+                Self::AudioWav => f.write_str("audio/wav"),
+                Self::AudioMpeg => f.write_str("audio/mpeg"),
+                Self::VideoMp4 => f.write_str("video/mp4"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FileUploadRequestContentType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "image/png" => Ok(Self::ImagePng),
+                "image/jpeg" => Ok(Self::ImageJpeg),
+                "image/webp" => Ok(Self::ImageWebp),
+                "audio/wav" => Ok(Self::AudioWav),
+                "audio/mpeg" => Ok(Self::AudioMpeg),
+                "video/mp4" => Ok(Self::VideoMp4),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FileUploadRequestContentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FileUploadRequestContentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Original file name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FileUploadRequestFilename(::std::string::String);
+    impl ::std::ops::Deref for FileUploadRequestFilename {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FileUploadRequestFilename> for ::std::string::String {
+        fn from(value: FileUploadRequestFilename) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FileUploadRequestFilename {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FileUploadRequestFilename {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FileUploadRequestFilename {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FileUploadRequestFilename {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Always `PUT`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum FileUploadUploadMethod {
+        #[serde(rename = "PUT")]
+        Put,
+    }
+    impl ::std::fmt::Display for FileUploadUploadMethod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Put => f.write_str("PUT"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for FileUploadUploadMethod {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PUT" => Ok(Self::Put),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FileUploadUploadMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FileUploadUploadMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A generation task. The document shows id, status, costRub, outputUrls and errorCode; *Design:* the other fields.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Generation {
+        ///Cost in roubles reserved for the task (returned to the balance if it FAILED or was CANCELLED).
+        #[serde(rename = "costRub")]
+        pub cost_rub: f64,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Set when the status is FAILED, else null.
+        #[serde(
+            rename = "errorCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub error_code: ::std::option::Option<FailureCode>,
+        ///Human-readable text of the failure when FAILED, else null.
+        #[serde(
+            rename = "errorMessage",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub error_message: ::std::option::Option<::std::string::String>,
+        ///When the task reached a final status; null before.
+        #[serde(
+            rename = "finishedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub finished_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Identifier of the task.
+        pub id: ::uuid::Uuid,
+        #[serde(rename = "mediaType")]
+        pub media_type: MediaType,
+        ///Public identifier of the model.
+        #[serde(rename = "modelSlug")]
+        pub model_slug: ::std::string::String,
+        ///Links to the result files. *Design:* always present; empty until the status is SUCCEEDED.
+        #[serde(rename = "outputUrls")]
+        pub output_urls: ::std::vec::Vec<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub params: ::std::option::Option<GenerationParams>,
+        ///The prompt as sent.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub prompt: ::std::option::Option<::std::string::String>,
+        ///When a worker started the task (status PROCESSING); null before.
+        #[serde(
+            rename = "startedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub started_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub status: GenerationStatus,
+    }
+    impl Generation {
+        pub fn builder() -> builder::Generation {
+            Default::default()
+        }
+    }
+    ///Payload of the `generation.completed` webhook (snake_case names).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationCompletedEvent {
+        ///Creation time of the event: ISO 8601 with milliseconds, UTC, e.g. `2026-11-22T10:15:30.123Z`.
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub data: GenerationCompletedEventData,
+        ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
+        pub id: GenerationCompletedEventId,
+        ///Event kind.
+        #[serde(rename = "type")]
+        pub type_: GenerationCompletedEventType,
+    }
+    impl GenerationCompletedEvent {
+        pub fn builder() -> builder::GenerationCompletedEvent {
+            Default::default()
+        }
+    }
+    ///`GenerationCompletedEventData`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationCompletedEventData {
+        pub generation: CompletedGeneration,
+    }
+    impl GenerationCompletedEventData {
+        pub fn builder() -> builder::GenerationCompletedEventData {
+            Default::default()
+        }
+    }
+    ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct GenerationCompletedEventId(::std::string::String);
+    impl ::std::ops::Deref for GenerationCompletedEventId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<GenerationCompletedEventId> for ::std::string::String {
+        fn from(value: GenerationCompletedEventId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for GenerationCompletedEventId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^evt_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^evt_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GenerationCompletedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GenerationCompletedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GenerationCompletedEventId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Event kind.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum GenerationCompletedEventType {
+        #[serde(rename = "generation.completed")]
+        GenerationCompleted,
+    }
+    impl ::std::fmt::Display for GenerationCompletedEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::GenerationCompleted => f.write_str("generation.completed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for GenerationCompletedEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "generation.completed" => Ok(Self::GenerationCompleted),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GenerationCompletedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for GenerationCompletedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Payload of the `generation.failed` webhook (snake_case names). The reserved cost is already returned to the balance when it is sent.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationFailedEvent {
+        ///Creation time of the event: ISO 8601 with milliseconds, UTC, e.g. `2026-11-22T10:15:30.123Z`.
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub data: GenerationFailedEventData,
+        ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
+        pub id: GenerationFailedEventId,
+        ///Event kind.
+        #[serde(rename = "type")]
+        pub type_: GenerationFailedEventType,
+    }
+    impl GenerationFailedEvent {
+        pub fn builder() -> builder::GenerationFailedEvent {
+            Default::default()
+        }
+    }
+    ///`GenerationFailedEventData`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationFailedEventData {
+        pub generation: FailedGeneration,
+    }
+    impl GenerationFailedEventData {
+        pub fn builder() -> builder::GenerationFailedEventData {
+            Default::default()
+        }
+    }
+    ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct GenerationFailedEventId(::std::string::String);
+    impl ::std::ops::Deref for GenerationFailedEventId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<GenerationFailedEventId> for ::std::string::String {
+        fn from(value: GenerationFailedEventId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for GenerationFailedEventId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^evt_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^evt_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GenerationFailedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GenerationFailedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GenerationFailedEventId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Event kind.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum GenerationFailedEventType {
+        #[serde(rename = "generation.failed")]
+        GenerationFailed,
+    }
+    impl ::std::fmt::Display for GenerationFailedEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::GenerationFailed => f.write_str("generation.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for GenerationFailedEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "generation.failed" => Ok(Self::GenerationFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GenerationFailedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GenerationFailedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationList {
+        ///Generations, newest first.
+        pub data: ::std::vec::Vec<Generation>,
+        ///Whether a further page exists.
+        #[serde(rename = "hasMore")]
+        pub has_more: bool,
+        ///Pass as `cursor` to get the next page; null on the last page.
+        #[serde(
+            rename = "nextCursor",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    impl GenerationList {
+        pub fn builder() -> builder::GenerationList {
+            Default::default()
+        }
+    }
+    ///Model-specific parameters. The document names `aspect_ratio` and `resolution`; *Design:* the other known names are listed here, and the model's entry in the catalog (`parameters`) states which it accepts, their types and allowed values. Unknown or out-of-range params give 400 VALIDATION_ERROR with `details.fields[]` before any money is taken. An input file or reference that cannot be fetched later fails the task with `input_fetch_failed` / `reference_fetch_failed`. Parameters not named here are passed through to the model as they are.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct GenerationParams {
+        ///Frame proportions, e.g. `16:9`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub aspect_ratio: ::std::option::Option<::std::string::String>,
+        ///Length in seconds (video, music); the unit of per-second pricing.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub duration: ::std::option::Option<i64>,
+        ///Output file format, e.g. `mp3`, `wav`, `png`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub format: ::std::option::Option<::std::string::String>,
+        ///An input image uploaded with `POST /v1/files` (its `fileId`).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub image_file_id: ::std::option::Option<::uuid::Uuid>,
+        ///An input image given by an external link.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub image_url: ::std::option::Option<::std::string::String>,
+        ///What the result should not contain.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub negative_prompt: ::std::option::Option<::std::string::String>,
+        ///Output resolution, e.g. `2k` or `1080p`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub resolution: ::std::option::Option<::std::string::String>,
+        ///Seed for repeatable results.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub seed: ::std::option::Option<i64>,
+        ///Voice identifier (VOICE models).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub voice: ::std::option::Option<::std::string::String>,
+        #[serde(flatten)]
+        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl GenerationParams {
+        pub fn builder() -> builder::GenerationParams {
+            Default::default()
+        }
+    }
+    /**State of a generation task.
+
+- `PENDING`: accepted, cost reserved, waiting for a worker.
+- `PROCESSING`: a worker has started the task (`startedAt` set). *Design:* the move from PENDING to PROCESSING happens when a worker takes the task.
+- `SUCCEEDED`: final; `outputUrls` filled; event `generation.completed` sent.
+- `FAILED`: final, after the 3 worker attempts are used up or another asynchronous failure; `errorCode` set; the reserved cost is returned; event `generation.failed` sent after the refund.
+- `CANCELLED`: *Design:* a final state reached only through `POST /v1/generations/{id}/cancel` while PENDING; the reserve is returned; no webhook event is sent.
+
+PENDING and PROCESSING are active: they count against the limit of 5 concurrent tasks, and a polling client continues while the status is either of them.*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum GenerationStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "PROCESSING")]
+        Processing,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for GenerationStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Processing => f.write_str("PROCESSING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for GenerationStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "PROCESSING" => Ok(Self::Processing),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                "CANCELLED" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GenerationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///*Design:* answer of the liveness check.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Health {
+        ///Always `ok` when the service answers 200.
+        pub status: HealthStatus,
+        ///Server time.
+        pub time: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Version of the running service.
+        pub version: ::std::string::String,
+    }
+    impl Health {
+        pub fn builder() -> builder::Health {
+            Default::default()
+        }
+    }
+    ///Always `ok` when the service answers 200.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum HealthStatus {
         #[serde(rename = "ok")]
         Ok,
     }
-    impl ::std::fmt::Display for GetHealthResponseStatus {
+    impl ::std::fmt::Display for HealthStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Ok => f.write_str("ok"),
             }
         }
     }
-    impl ::std::str::FromStr for GetHealthResponseStatus {
+    impl ::std::str::FromStr for HealthStatus {
         type Err = self::error::ConversionError;
         fn from_str(
             value: &str,
@@ -57,7 +2356,7 @@ pub mod types {
             }
         }
     }
-    impl ::std::convert::TryFrom<&str> for GetHealthResponseStatus {
+    impl ::std::convert::TryFrom<&str> for HealthStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: &str,
@@ -65,7 +2364,7 @@ pub mod types {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String> for GetHealthResponseStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for HealthStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -73,32 +2372,4227 @@ pub mod types {
             value.parse()
         }
     }
+    ///*Design:* an invoice for a legal entity (prepayment of the balance by bank transfer). *Design:* states ISSUED, PAID, CANCELLED as described at `status`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Invoice {
+        ///The closing act (`GET /v1/billing/invoices/{id}/act`); null until PAID.
+        #[serde(
+            rename = "actUrl",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub act_url: ::std::option::Option<::std::string::String>,
+        ///Total in roubles, VAT included; credited to the balance when paid.
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+        ///Payment deadline.
+        #[serde(rename = "dueAt")]
+        pub due_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Identifier of the invoice.
+        pub id: ::uuid::Uuid,
+        ///Issue time.
+        #[serde(rename = "issuedAt")]
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Lines of the invoice.
+        pub lines: ::std::vec::Vec<InvoiceLine>,
+        ///Invoice number.
+        pub number: ::std::string::String,
+        ///When the payment was received; null unless PAID.
+        #[serde(
+            rename = "paidAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub paid_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The PDF (`GET /v1/billing/invoices/{id}/pdf`, needs the API key).
+        #[serde(rename = "pdfUrl")]
+        pub pdf_url: ::std::string::String,
+        ///`ISSUED` (awaiting payment by bank transfer until `dueAt`), `PAID` (payment received, balance credited, closing act available), `CANCELLED` (will not be paid).
+        pub status: InvoiceStatus,
+        ///*Design:* VAT of 20% included in the total: `amountRub * 20 / 120`, rounded to kopecks.
+        #[serde(rename = "vatRub")]
+        pub vat_rub: f64,
+    }
+    impl Invoice {
+        pub fn builder() -> builder::Invoice {
+            Default::default()
+        }
+    }
+    ///A line of an invoice.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceLine {
+        ///Line total in roubles, VAT included.
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+        ///Name of the service.
+        pub description: ::std::string::String,
+        ///Quantity.
+        pub quantity: f64,
+        ///Unit of measure.
+        pub unit: ::std::string::String,
+        ///Price per unit in roubles, VAT included.
+        #[serde(rename = "unitPriceRub")]
+        pub unit_price_rub: f64,
+    }
+    impl InvoiceLine {
+        pub fn builder() -> builder::InvoiceLine {
+            Default::default()
+        }
+    }
+    ///One page of invoices (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceList {
+        ///Invoices, newest first.
+        pub data: ::std::vec::Vec<Invoice>,
+        ///Whether a further page exists.
+        #[serde(rename = "hasMore")]
+        pub has_more: bool,
+        ///Pass as `cursor` to get the next page; null on the last page.
+        #[serde(
+            rename = "nextCursor",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    impl InvoiceList {
+        pub fn builder() -> builder::InvoiceList {
+            Default::default()
+        }
+    }
+    ///`ISSUED` (awaiting payment by bank transfer until `dueAt`), `PAID` (payment received, balance credited, closing act available), `CANCELLED` (will not be paid).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InvoiceStatus {
+        #[serde(rename = "ISSUED")]
+        Issued,
+        #[serde(rename = "PAID")]
+        Paid,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for InvoiceStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Issued => f.write_str("ISSUED"),
+                Self::Paid => f.write_str("PAID"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvoiceStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ISSUED" => Ok(Self::Issued),
+                "PAID" => Ok(Self::Paid),
+                "CANCELLED" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ListBillingHistoryType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ListBillingHistoryType {
+        #[serde(rename = "TOPUP")]
+        Topup,
+        #[serde(rename = "GENERATION_CHARGE")]
+        GenerationCharge,
+        #[serde(rename = "ADJUSTMENT")]
+        Adjustment,
+    }
+    impl ::std::fmt::Display for ListBillingHistoryType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Topup => f.write_str("TOPUP"),
+                Self::GenerationCharge => f.write_str("GENERATION_CHARGE"),
+                Self::Adjustment => f.write_str("ADJUSTMENT"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ListBillingHistoryType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "TOPUP" => Ok(Self::Topup),
+                "GENERATION_CHARGE" => Ok(Self::GenerationCharge),
+                "ADJUSTMENT" => Ok(Self::Adjustment),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListBillingHistoryType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListBillingHistoryType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///*Design:* the same answer whether an account exists for the address or not, so that the operation does not reveal which addresses have accounts.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct MagicLinkAccepted {
+        ///Always the same text: `If an account exists for this address, a sign-in link has been sent.`
+        pub message: ::std::string::String,
+    }
+    impl MagicLinkAccepted {
+        pub fn builder() -> builder::MagicLinkAccepted {
+            Default::default()
+        }
+    }
+    ///*Design:* body of `POST /v1/auth/magic-link/request`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct MagicLinkRequest {
+        ///Address to send the sign-in link to.
+        pub email: ::std::string::String,
+    }
+    impl MagicLinkRequest {
+        pub fn builder() -> builder::MagicLinkRequest {
+            Default::default()
+        }
+    }
+    ///Kind of media a model produces; the model chosen by `modelSlug` decides it. The document shows only `IMAGE`; *Design:* `VIDEO`, `VOICE` (text to speech) and `MUSIC` for the other kinds.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum MediaType {
+        #[serde(rename = "IMAGE")]
+        Image,
+        #[serde(rename = "VIDEO")]
+        Video,
+        #[serde(rename = "VOICE")]
+        Voice,
+        #[serde(rename = "MUSIC")]
+        Music,
+    }
+    impl ::std::fmt::Display for MediaType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Image => f.write_str("IMAGE"),
+                Self::Video => f.write_str("VIDEO"),
+                Self::Voice => f.write_str("VOICE"),
+                Self::Music => f.write_str("MUSIC"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MediaType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "IMAGE" => Ok(Self::Image),
+                "VIDEO" => Ok(Self::Video),
+                "VOICE" => Ok(Self::Voice),
+                "MUSIC" => Ok(Self::Music),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MediaType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MediaType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Spending and generations of one media type.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct MediaTypeSummary {
+        #[serde(rename = "byStatus")]
+        pub by_status: StatusCounts,
+        ///Generations of this media type created in the period.
+        pub generations: i64,
+        #[serde(rename = "mediaType")]
+        pub media_type: MediaType,
+        ///Spent on them, in roubles (refunds netted).
+        #[serde(rename = "spentRub")]
+        pub spent_rub: f64,
+    }
+    impl MediaTypeSummary {
+        pub fn builder() -> builder::MediaTypeSummary {
+            Default::default()
+        }
+    }
+    ///*Design:* an entry of the public catalogue.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Model {
+        ///Typical time from creation to a final status, in seconds.
+        #[serde(rename = "averageDurationSeconds")]
+        pub average_duration_seconds: f64,
+        ///What the model does.
+        pub description: ::std::string::String,
+        ///Longest prompt the model accepts, in characters; a longer one fails the task with `prompt_too_long`.
+        #[serde(rename = "maxPromptLength")]
+        pub max_prompt_length: i64,
+        #[serde(rename = "mediaType")]
+        pub media_type: MediaType,
+        ///Display name.
+        pub name: ::std::string::String,
+        ///Parameters accepted in `params`.
+        pub parameters: ::std::vec::Vec<ModelParameter>,
+        pub pricing: ModelPricing,
+        ///Public identifier, used as `modelSlug`.
+        pub slug: ::std::string::String,
+        ///`available`; `disabled` (switched off: creation gives 403 MODEL_NOT_AVAILABLE); `withdrawn` (by the provider: creation gives 410 MODEL_UNAVAILABLE).
+        pub status: ModelStatus,
+    }
+    impl Model {
+        pub fn builder() -> builder::Model {
+            Default::default()
+        }
+    }
+    ///*Design:* a parameter a model accepts in `params`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ModelParameter {
+        ///The only accepted values, when the set is closed.
+        #[serde(
+            rename = "allowedValues",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub allowed_values: ::std::vec::Vec<::serde_json::Value>,
+        ///Value used when the parameter is absent (any JSON type).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub default: ::std::option::Option<::serde_json::Value>,
+        ///What the parameter does.
+        pub description: ::std::string::String,
+        ///Largest accepted value (numeric parameters).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub maximum: ::std::option::Option<f64>,
+        ///Smallest accepted value (numeric parameters).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub minimum: ::std::option::Option<f64>,
+        ///Name of the member of `params`.
+        pub name: ::std::string::String,
+        ///Whether the model needs it.
+        pub required: bool,
+        ///Type of the value; `file` means a `fileId` from `POST /v1/files`.
+        #[serde(rename = "type")]
+        pub type_: ModelParameterType,
+    }
+    impl ModelParameter {
+        pub fn builder() -> builder::ModelParameter {
+            Default::default()
+        }
+    }
+    ///Type of the value; `file` means a `fileId` from `POST /v1/files`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ModelParameterType {
+        #[serde(rename = "string")]
+        String,
+        #[serde(rename = "integer")]
+        Integer,
+        #[serde(rename = "number")]
+        Number,
+        #[serde(rename = "boolean")]
+        Boolean,
+        #[serde(rename = "file")]
+        File,
+    }
+    impl ::std::fmt::Display for ModelParameterType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::String => f.write_str("string"),
+                Self::Integer => f.write_str("integer"),
+                Self::Number => f.write_str("number"),
+                Self::Boolean => f.write_str("boolean"),
+                Self::File => f.write_str("file"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ModelParameterType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "string" => Ok(Self::String),
+                "integer" => Ok(Self::Integer),
+                "number" => Ok(Self::Number),
+                "boolean" => Ok(Self::Boolean),
+                "file" => Ok(Self::File),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ModelParameterType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ModelParameterType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///*Design:* price of a model: cost = baseRub x units x the product of the multipliers whose parameter has that value in the request, rounded to kopecks (2 decimals).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ModelPricing {
+        ///Price of one unit in roubles.
+        #[serde(rename = "baseRub")]
+        pub base_rub: f64,
+        ///Always `RUB`.
+        pub currency: ModelPricingCurrency,
+        ///Multipliers by parameter value.
+        pub factors: ::std::vec::Vec<PriceFactor>,
+        ///What is counted: `generation` (1 per task), `second` (`params.duration`), `thousand_characters` (ceil(prompt characters / 1000)).
+        pub unit: ModelPricingUnit,
+    }
+    impl ModelPricing {
+        pub fn builder() -> builder::ModelPricing {
+            Default::default()
+        }
+    }
+    ///Always `RUB`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ModelPricingCurrency {
+        #[serde(rename = "RUB")]
+        Rub,
+    }
+    impl ::std::fmt::Display for ModelPricingCurrency {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Rub => f.write_str("RUB"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ModelPricingCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "RUB" => Ok(Self::Rub),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ModelPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ModelPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What is counted: `generation` (1 per task), `second` (`params.duration`), `thousand_characters` (ceil(prompt characters / 1000)).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ModelPricingUnit {
+        #[serde(rename = "generation")]
+        Generation,
+        #[serde(rename = "second")]
+        Second,
+        #[serde(rename = "thousand_characters")]
+        ThousandCharacters,
+    }
+    impl ::std::fmt::Display for ModelPricingUnit {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Generation => f.write_str("generation"),
+                Self::Second => f.write_str("second"),
+                Self::ThousandCharacters => f.write_str("thousand_characters"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ModelPricingUnit {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "generation" => Ok(Self::Generation),
+                "second" => Ok(Self::Second),
+                "thousand_characters" => Ok(Self::ThousandCharacters),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ModelPricingUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ModelPricingUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`available`; `disabled` (switched off: creation gives 403 MODEL_NOT_AVAILABLE); `withdrawn` (by the provider: creation gives 410 MODEL_UNAVAILABLE).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ModelStatus {
+        #[serde(rename = "available")]
+        Available,
+        #[serde(rename = "disabled")]
+        Disabled,
+        #[serde(rename = "withdrawn")]
+        Withdrawn,
+    }
+    impl ::std::fmt::Display for ModelStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Available => f.write_str("available"),
+                Self::Disabled => f.write_str("disabled"),
+                Self::Withdrawn => f.write_str("withdrawn"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ModelStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "available" => Ok(Self::Available),
+                "disabled" => Ok(Self::Disabled),
+                "withdrawn" => Ok(Self::Withdrawn),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ModelStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ModelStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A price multiplier for one value of one parameter.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PriceFactor {
+        ///Factor applied to the price.
+        pub multiplier: f64,
+        ///Name of the parameter.
+        pub parameter: ::std::string::String,
+        ///Value of the parameter, as text, that applies the multiplier.
+        pub value: ::std::string::String,
+    }
+    impl PriceFactor {
+        pub fn builder() -> builder::PriceFactor {
+            Default::default()
+        }
+    }
+    ///*Design:* requisites of the legal entity, used on invoices and closing acts.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Requisites {
+        ///Name of the bank.
+        #[serde(rename = "bankName")]
+        pub bank_name: RequisitesBankName,
+        ///BIC of the bank (9 digits starting `04`).
+        pub bic: RequisitesBic,
+        ///Correspondent account of the bank, 20 digits starting `301`.
+        #[serde(rename = "correspondentAccount")]
+        pub correspondent_account: RequisitesCorrespondentAccount,
+        ///Address for invoices and closing acts.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<::std::string::String>,
+        ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
+        pub inn: RequisitesInn,
+        ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub kpp: ::std::option::Option<RequisitesKpp>,
+        ///Registered address.
+        #[serde(rename = "legalAddress")]
+        pub legal_address: RequisitesLegalAddress,
+        ///Full legal name of the organisation or sole proprietor.
+        #[serde(rename = "legalName")]
+        pub legal_name: RequisitesLegalName,
+        ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
+        pub ogrn: RequisitesOgrn,
+        ///Postal address when it differs from the legal one.
+        #[serde(
+            rename = "postalAddress",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub postal_address: ::std::option::Option<::std::string::String>,
+        ///Settlement account, 20 digits; its control key is validated against the BIC.
+        #[serde(rename = "settlementAccount")]
+        pub settlement_account: RequisitesSettlementAccount,
+        ///Time of the last change.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl Requisites {
+        pub fn builder() -> builder::Requisites {
+            Default::default()
+        }
+    }
+    ///Name of the bank.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesBankName(::std::string::String);
+    impl ::std::ops::Deref for RequisitesBankName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesBankName> for ::std::string::String {
+        fn from(value: RequisitesBankName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesBankName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesBankName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///BIC of the bank (9 digits starting `04`).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesBic(::std::string::String);
+    impl ::std::ops::Deref for RequisitesBic {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesBic> for ::std::string::String {
+        fn from(value: RequisitesBic) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesBic {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^04\\d{7}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^04\\d{7}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesBic {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesBic {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesBic {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Correspondent account of the bank, 20 digits starting `301`.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesCorrespondentAccount(::std::string::String);
+    impl ::std::ops::Deref for RequisitesCorrespondentAccount {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesCorrespondentAccount> for ::std::string::String {
+        fn from(value: RequisitesCorrespondentAccount) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesCorrespondentAccount {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^301\\d{17}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^301\\d{17}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesCorrespondentAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RequisitesCorrespondentAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesCorrespondentAccount {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInn(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInn> for ::std::string::String {
+        fn from(value: RequisitesInn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(\\d{10}|\\d{12})$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^(\\d{10}|\\d{12})$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///*Design:* body of `PUT /v1/billing/requisites`: the whole set of requisites of the legal entity, replacing the previous one. A failed format or check digit gives 400 VALIDATION_ERROR with `details.fields[]` (keyword `checksum` for check digits); a 10-digit INN without `kpp` gives keyword `required` at `/kpp`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct RequisitesInput {
+        ///Name of the bank.
+        #[serde(rename = "bankName")]
+        pub bank_name: RequisitesInputBankName,
+        ///BIC of the bank (9 digits starting `04`).
+        pub bic: RequisitesInputBic,
+        ///Correspondent account of the bank, 20 digits starting `301`.
+        #[serde(rename = "correspondentAccount")]
+        pub correspondent_account: RequisitesInputCorrespondentAccount,
+        ///Address for invoices and closing acts.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<::std::string::String>,
+        ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
+        pub inn: RequisitesInputInn,
+        ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub kpp: ::std::option::Option<RequisitesInputKpp>,
+        ///Registered address.
+        #[serde(rename = "legalAddress")]
+        pub legal_address: RequisitesInputLegalAddress,
+        ///Full legal name of the organisation or sole proprietor.
+        #[serde(rename = "legalName")]
+        pub legal_name: RequisitesInputLegalName,
+        ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
+        pub ogrn: RequisitesInputOgrn,
+        ///Postal address when it differs from the legal one.
+        #[serde(
+            rename = "postalAddress",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub postal_address: ::std::option::Option<::std::string::String>,
+        ///Settlement account, 20 digits; its control key is validated against the BIC.
+        #[serde(rename = "settlementAccount")]
+        pub settlement_account: RequisitesInputSettlementAccount,
+    }
+    impl RequisitesInput {
+        pub fn builder() -> builder::RequisitesInput {
+            Default::default()
+        }
+    }
+    ///Name of the bank.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputBankName(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputBankName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputBankName> for ::std::string::String {
+        fn from(value: RequisitesInputBankName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputBankName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputBankName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///BIC of the bank (9 digits starting `04`).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputBic(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputBic {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputBic> for ::std::string::String {
+        fn from(value: RequisitesInputBic) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputBic {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^04\\d{7}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^04\\d{7}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputBic {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputBic {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputBic {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Correspondent account of the bank, 20 digits starting `301`.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputCorrespondentAccount(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputCorrespondentAccount {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputCorrespondentAccount>
+    for ::std::string::String {
+        fn from(value: RequisitesInputCorrespondentAccount) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputCorrespondentAccount {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^301\\d{17}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^301\\d{17}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputCorrespondentAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RequisitesInputCorrespondentAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputCorrespondentAccount {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputInn(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputInn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputInn> for ::std::string::String {
+        fn from(value: RequisitesInputInn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputInn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(\\d{10}|\\d{12})$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^(\\d{10}|\\d{12})$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputInn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputInn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputInn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputKpp(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputKpp {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputKpp> for ::std::string::String {
+        fn from(value: RequisitesInputKpp) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputKpp {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\d{9}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\d{9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputKpp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputKpp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputKpp {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Registered address.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputLegalAddress(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputLegalAddress {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputLegalAddress> for ::std::string::String {
+        fn from(value: RequisitesInputLegalAddress) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputLegalAddress {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputLegalAddress {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputLegalAddress {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputLegalAddress {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Full legal name of the organisation or sole proprietor.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputLegalName(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputLegalName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputLegalName> for ::std::string::String {
+        fn from(value: RequisitesInputLegalName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputLegalName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputLegalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputLegalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputLegalName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputOgrn(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputOgrn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputOgrn> for ::std::string::String {
+        fn from(value: RequisitesInputOgrn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputOgrn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(\\d{13}|\\d{15})$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^(\\d{13}|\\d{15})$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputOgrn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesInputOgrn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputOgrn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Settlement account, 20 digits; its control key is validated against the BIC.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesInputSettlementAccount(::std::string::String);
+    impl ::std::ops::Deref for RequisitesInputSettlementAccount {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesInputSettlementAccount>
+    for ::std::string::String {
+        fn from(value: RequisitesInputSettlementAccount) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesInputSettlementAccount {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\d{20}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\d{20}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesInputSettlementAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RequisitesInputSettlementAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesInputSettlementAccount {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesKpp(::std::string::String);
+    impl ::std::ops::Deref for RequisitesKpp {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesKpp> for ::std::string::String {
+        fn from(value: RequisitesKpp) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesKpp {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\d{9}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\d{9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesKpp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesKpp {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesKpp {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Registered address.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesLegalAddress(::std::string::String);
+    impl ::std::ops::Deref for RequisitesLegalAddress {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesLegalAddress> for ::std::string::String {
+        fn from(value: RequisitesLegalAddress) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesLegalAddress {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesLegalAddress {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesLegalAddress {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesLegalAddress {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Full legal name of the organisation or sole proprietor.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesLegalName(::std::string::String);
+    impl ::std::ops::Deref for RequisitesLegalName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesLegalName> for ::std::string::String {
+        fn from(value: RequisitesLegalName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesLegalName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesLegalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesLegalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesLegalName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesOgrn(::std::string::String);
+    impl ::std::ops::Deref for RequisitesOgrn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesOgrn> for ::std::string::String {
+        fn from(value: RequisitesOgrn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesOgrn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(\\d{13}|\\d{15})$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^(\\d{13}|\\d{15})$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesOgrn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesOgrn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesOgrn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Settlement account, 20 digits; its control key is validated against the BIC.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequisitesSettlementAccount(::std::string::String);
+    impl ::std::ops::Deref for RequisitesSettlementAccount {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequisitesSettlementAccount> for ::std::string::String {
+        fn from(value: RequisitesSettlementAccount) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequisitesSettlementAccount {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\d{20}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\d{20}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequisitesSettlementAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequisitesSettlementAccount {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequisitesSettlementAccount {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Number of generations per status.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct StatusCounts {
+        ///Generations in status CANCELLED.
+        #[serde(rename = "CANCELLED")]
+        pub cancelled: i64,
+        ///Generations in status FAILED.
+        #[serde(rename = "FAILED")]
+        pub failed: i64,
+        ///Generations in status PENDING.
+        #[serde(rename = "PENDING")]
+        pub pending: i64,
+        ///Generations in status PROCESSING.
+        #[serde(rename = "PROCESSING")]
+        pub processing: i64,
+        ///Generations in status SUCCEEDED.
+        #[serde(rename = "SUCCEEDED")]
+        pub succeeded: i64,
+    }
+    impl StatusCounts {
+        pub fn builder() -> builder::StatusCounts {
+            Default::default()
+        }
+    }
+    ///*Design:* summary of spending and generations for the dashboard.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Summary {
+        ///One element per media type used in the period.
+        #[serde(rename = "byMediaType")]
+        pub by_media_type: ::std::vec::Vec<MediaTypeSummary>,
+        #[serde(rename = "byStatus")]
+        pub by_status: StatusCounts,
+        ///Start of the period (inclusive).
+        pub from: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Generations created in the period.
+        pub generations: i64,
+        ///Spent in the period, in roubles: charges kept, refunds netted (FAILED and CANCELLED tasks cost nothing).
+        #[serde(rename = "spentRub")]
+        pub spent_rub: f64,
+        ///End of the period (exclusive).
+        pub to: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl Summary {
+        pub fn builder() -> builder::Summary {
+            Default::default()
+        }
+    }
+    ///Optional body of `POST /v1/webhook-endpoints/{id}/test`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct TestWebhookRequest {
+        #[serde(
+            rename = "eventType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub event_type: ::std::option::Option<EventType>,
+    }
+    impl TestWebhookRequest {
+        pub fn builder() -> builder::TestWebhookRequest {
+            Default::default()
+        }
+    }
+    ///*Design:* a balance top-up by card payment. *Design:* states PENDING, SUCCEEDED, FAILED; the daily cap is 300000 RUB of top-ups per user per UTC day, beyond which creation gives 429 DAILY_CAP_EXCEEDED.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Topup {
+        ///Amount in roubles.
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Identifier of the top-up.
+        pub id: ::uuid::Uuid,
+        ///Payment page to send the user to; null once the top-up is final.
+        #[serde(
+            rename = "paymentUrl",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub payment_url: ::std::option::Option<::std::string::String>,
+        ///`PENDING` until the payment is made on `paymentUrl`, then `SUCCEEDED` (balance credited) or `FAILED` (nothing credited).
+        pub status: TopupStatus,
+    }
+    impl Topup {
+        pub fn builder() -> builder::Topup {
+            Default::default()
+        }
+    }
+    ///Body of `POST /v1/billing/topup`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct TopupRequest {
+        ///Amount in roubles; *Design:* 100 to 100000, at most 2 decimal places (kopecks).
+        #[serde(rename = "amountRub")]
+        pub amount_rub: f64,
+        ///Where the payment page sends the user back afterwards.
+        #[serde(
+            rename = "returnUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub return_url: ::std::option::Option<::std::string::String>,
+    }
+    impl TopupRequest {
+        pub fn builder() -> builder::TopupRequest {
+            Default::default()
+        }
+    }
+    ///`PENDING` until the payment is made on `paymentUrl`, then `SUCCEEDED` (balance credited) or `FAILED` (nothing credited).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum TopupStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+    }
+    impl ::std::fmt::Display for TopupStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TopupStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TopupStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TopupStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Body of `PATCH /v1/webhook-endpoints/{id}`; every member is optional and only the given ones change. *Design:* reactivation of an endpoint disabled by a 410 or deactivated after 720 consecutive failures is done here with `active: true`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct UpdateWebhookEndpointRequest {
+        ///false disables deliveries (`disabledReason` `manual`); true re-enables a disabled or deactivated endpoint and resets `failureCount` to 0.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub active: ::std::option::Option<bool>,
+        ///New free text; null clears it.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<UpdateWebhookEndpointRequestDescription>,
+        ///Subscribed events; absent or empty means all events.
+        #[serde(
+            rename = "eventTypes",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        ///New target address; the same checks as at creation.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub url: ::std::option::Option<::std::string::String>,
+    }
+    impl UpdateWebhookEndpointRequest {
+        pub fn builder() -> builder::UpdateWebhookEndpointRequest {
+            Default::default()
+        }
+    }
+    ///New free text; null clears it.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UpdateWebhookEndpointRequestDescription(::std::string::String);
+    impl ::std::ops::Deref for UpdateWebhookEndpointRequestDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UpdateWebhookEndpointRequestDescription>
+    for ::std::string::String {
+        fn from(value: UpdateWebhookEndpointRequestDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UpdateWebhookEndpointRequestDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UpdateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UpdateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UpdateWebhookEndpointRequestDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///*Design:* one delivery attempt of a webhook message to an endpoint.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookDeliveryAttempt {
+        ///Number of the attempt of this message; 1 is the first try, then up to 15 retries and any manual attempts.
+        pub attempt: i64,
+        ///Start of the attempt.
+        #[serde(rename = "attemptedAt")]
+        pub attempted_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Duration of the attempt in milliseconds.
+        #[serde(rename = "durationMs")]
+        pub duration_ms: i64,
+        ///Why no answer was received, e.g. `timeout after 10s`, `connection refused`; null when an answer came.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub error: ::std::option::Option<::std::string::String>,
+        ///The event (payload `id`).
+        #[serde(rename = "eventId")]
+        pub event_id: WebhookDeliveryAttemptEventId,
+        #[serde(rename = "eventType")]
+        pub event_type: EventType,
+        ///Identifier of the attempt.
+        pub id: ::std::string::String,
+        ///The message (`webhook-id` header value); the same on every retry of one message.
+        #[serde(rename = "messageId")]
+        pub message_id: ::uuid::Uuid,
+        ///When the next automatic retry is scheduled; null when none is (success, retries used up, manual attempt, or endpoint inactive).
+        #[serde(
+            rename = "nextAttemptAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub next_attempt_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`succeeded`: the receiver answered 2xx; `failed`: 400 or above (410 disables the endpoint), no answer within 10 seconds, or no connection.
+        pub outcome: WebhookDeliveryAttemptOutcome,
+        ///First 1 KiB of the answer body; null when there was none.
+        #[serde(
+            rename = "responseExcerpt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub response_excerpt: ::std::option::Option<::std::string::String>,
+        ///HTTP status of the answer; null when there was none.
+        #[serde(
+            rename = "responseStatus",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub response_status: ::std::option::Option<i64>,
+        ///`scheduled`: the first try or an automatic retry; `manual`: the redeliver operation.
+        pub trigger: WebhookDeliveryAttemptTrigger,
+    }
+    impl WebhookDeliveryAttempt {
+        pub fn builder() -> builder::WebhookDeliveryAttempt {
+            Default::default()
+        }
+    }
+    ///The event (payload `id`).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookDeliveryAttemptEventId(::std::string::String);
+    impl ::std::ops::Deref for WebhookDeliveryAttemptEventId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookDeliveryAttemptEventId> for ::std::string::String {
+        fn from(value: WebhookDeliveryAttemptEventId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryAttemptEventId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^evt_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^evt_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryAttemptEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookDeliveryAttemptEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookDeliveryAttemptEventId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One page of delivery attempts (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookDeliveryAttemptList {
+        ///Delivery attempts, newest first.
+        pub data: ::std::vec::Vec<WebhookDeliveryAttempt>,
+        ///Whether a further page exists.
+        #[serde(rename = "hasMore")]
+        pub has_more: bool,
+        ///Pass as `cursor` to get the next page; null on the last page.
+        #[serde(
+            rename = "nextCursor",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    impl WebhookDeliveryAttemptList {
+        pub fn builder() -> builder::WebhookDeliveryAttemptList {
+            Default::default()
+        }
+    }
+    ///`succeeded`: the receiver answered 2xx; `failed`: 400 or above (410 disables the endpoint), no answer within 10 seconds, or no connection.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookDeliveryAttemptOutcome {
+        #[serde(rename = "succeeded")]
+        Succeeded,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+    impl ::std::fmt::Display for WebhookDeliveryAttemptOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Succeeded => f.write_str("succeeded"),
+                Self::Failed => f.write_str("failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryAttemptOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "succeeded" => Ok(Self::Succeeded),
+                "failed" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookDeliveryAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`scheduled`: the first try or an automatic retry; `manual`: the redeliver operation.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookDeliveryAttemptTrigger {
+        #[serde(rename = "scheduled")]
+        Scheduled,
+        #[serde(rename = "manual")]
+        Manual,
+    }
+    impl ::std::fmt::Display for WebhookDeliveryAttemptTrigger {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Scheduled => f.write_str("scheduled"),
+                Self::Manual => f.write_str("manual"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryAttemptTrigger {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "scheduled" => Ok(Self::Scheduled),
+                "manual" => Ok(Self::Manual),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryAttemptTrigger {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookDeliveryAttemptTrigger {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A webhook endpoint as listed or read. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookEndpoint {
+        ///Whether deliveries are enabled. Set false automatically when a delivery is answered with HTTP 410, or after 30 x 24 consecutive failures (States, webhook endpoint).
+        pub active: bool,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Free text given by the owner.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
+        ///Why `active` is false, else null. *Design:* `gone_410` (a delivery was answered with 410), `consecutive_failures` (30 x 24 = 720 failures in a row) or `manual` (set inactive through the update operation).
+        #[serde(
+            rename = "disabledReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub disabled_reason: ::std::option::Option<::std::string::String>,
+        ///Subscribed events as given; empty means all events.
+        #[serde(rename = "eventTypes")]
+        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        ///Count of delivery failures: *Design:* consecutive failures since the last success (reset to 0 by a success or by reactivation).
+        #[serde(rename = "failureCount")]
+        pub failure_count: i64,
+        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        pub id: ::std::string::String,
+        ///Time of the last delivery attempt; null before the first.
+        #[serde(
+            rename = "lastDeliveryAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub last_delivery_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Target address for deliveries (http or https).
+        pub url: ::std::string::String,
+    }
+    impl WebhookEndpoint {
+        pub fn builder() -> builder::WebhookEndpoint {
+            Default::default()
+        }
+    }
+    ///Answer to creation: exactly these four fields. The `secret` is displayed once.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookEndpointCreated {
+        ///Subscribed events; empty means all events.
+        #[serde(rename = "eventTypes")]
+        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        pub id: ::std::string::String,
+        ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
+        pub secret: WebhookEndpointCreatedSecret,
+        ///Target address.
+        pub url: ::std::string::String,
+    }
+    impl WebhookEndpointCreated {
+        pub fn builder() -> builder::WebhookEndpointCreated {
+            Default::default()
+        }
+    }
+    ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointCreatedSecret(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointCreatedSecret {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointCreatedSecret> for ::std::string::String {
+        fn from(value: WebhookEndpointCreatedSecret) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointCreatedSecret {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^whsec_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^whsec_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointCreatedSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookEndpointCreatedSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreatedSecret {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Endpoints of the account. *Design:* wrapper `{data}` without pagination, since an account has at most 5 endpoints.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookEndpointList {
+        ///Endpoints of the account.
+        pub data: ::std::vec::Vec<WebhookEndpoint>,
+    }
+    impl WebhookEndpointList {
+        pub fn builder() -> builder::WebhookEndpointList {
+            Default::default()
+        }
+    }
+    ///*Design:* a delivery attempt queued by the test or redeliver operation.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookMessageQueued {
+        ///Identifier of the event (the payload `id`), `evt_` followed by 24 characters.
+        #[serde(rename = "eventId")]
+        pub event_id: WebhookMessageQueuedEventId,
+        #[serde(rename = "eventType")]
+        pub event_type: EventType,
+        ///Identifier of the message: the value of the `webhook-id` header of its deliveries.
+        #[serde(rename = "messageId")]
+        pub message_id: ::uuid::Uuid,
+        ///When the attempt is scheduled (normally now).
+        #[serde(rename = "scheduledAt")]
+        pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl WebhookMessageQueued {
+        pub fn builder() -> builder::WebhookMessageQueued {
+            Default::default()
+        }
+    }
+    ///Identifier of the event (the payload `id`), `evt_` followed by 24 characters.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookMessageQueuedEventId(::std::string::String);
+    impl ::std::ops::Deref for WebhookMessageQueuedEventId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookMessageQueuedEventId> for ::std::string::String {
+        fn from(value: WebhookMessageQueuedEventId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookMessageQueuedEventId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^evt_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^evt_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookMessageQueuedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookMessageQueuedEventId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookMessageQueuedEventId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Answer to rotate-secret (*Design:* 200 with these fields). The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookSecret {
+        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        pub id: ::std::string::String,
+        ///Time of the rotation.
+        #[serde(rename = "rotatedAt")]
+        pub rotated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The new signing secret; displayed once.
+        pub secret: WebhookSecretSecret,
+    }
+    impl WebhookSecret {
+        pub fn builder() -> builder::WebhookSecret {
+            Default::default()
+        }
+    }
+    ///The new signing secret; displayed once.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookSecretSecret(::std::string::String);
+    impl ::std::ops::Deref for WebhookSecretSecret {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookSecretSecret> for ::std::string::String {
+        fn from(value: WebhookSecretSecret) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookSecretSecret {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^whsec_").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^whsec_\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookSecretSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookSecretSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookSecretSecret {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     /// Types for composing complex structures.
     pub mod builder {
         #[derive(Clone, Debug)]
-        pub struct GetHealthResponse {
-            status: ::std::result::Result<
-                ::std::option::Option<super::GetHealthResponseStatus>,
+        pub struct Account {
+            balance_rub: ::std::result::Result<f64, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
-            v: ::std::result::Result<
+            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            limits: ::std::result::Result<super::AccountLimits, ::std::string::String>,
+            name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            reserved_rub: ::std::result::Result<f64, ::std::string::String>,
+        }
+        impl ::std::default::Default for Account {
+            fn default() -> Self {
+                Self {
+                    balance_rub: Err("no value supplied for balance_rub".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    email: Err("no value supplied for email".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    limits: Err("no value supplied for limits".to_string()),
+                    name: Err("no value supplied for name".to_string()),
+                    reserved_rub: Err("no value supplied for reserved_rub".to_string()),
+                }
+            }
+        }
+        impl Account {
+            pub fn balance_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.balance_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for balance_rub: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn limits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountLimits>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limits = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limits: {e}")
+                    });
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for name: {e}")
+                    });
+                self
+            }
+            pub fn reserved_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reserved_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reserved_rub: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Account> for super::Account {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Account,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    balance_rub: value.balance_rub?,
+                    created_at: value.created_at?,
+                    email: value.email?,
+                    id: value.id?,
+                    limits: value.limits?,
+                    name: value.name?,
+                    reserved_rub: value.reserved_rub?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Account> for Account {
+            fn from(value: super::Account) -> Self {
+                Self {
+                    balance_rub: Ok(value.balance_rub),
+                    created_at: Ok(value.created_at),
+                    email: Ok(value.email),
+                    id: Ok(value.id),
+                    limits: Ok(value.limits),
+                    name: Ok(value.name),
+                    reserved_rub: Ok(value.reserved_rub),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AccountLimits {
+            concurrent_generations: ::std::result::Result<i64, ::std::string::String>,
+            requests_per_minute: ::std::result::Result<i64, ::std::string::String>,
+            webhook_endpoints: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for AccountLimits {
+            fn default() -> Self {
+                Self {
+                    concurrent_generations: Err(
+                        "no value supplied for concurrent_generations".to_string(),
+                    ),
+                    requests_per_minute: Err(
+                        "no value supplied for requests_per_minute".to_string(),
+                    ),
+                    webhook_endpoints: Err(
+                        "no value supplied for webhook_endpoints".to_string(),
+                    ),
+                }
+            }
+        }
+        impl AccountLimits {
+            pub fn concurrent_generations<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.concurrent_generations = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for concurrent_generations: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn requests_per_minute<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requests_per_minute = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for requests_per_minute: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn webhook_endpoints<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.webhook_endpoints = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for webhook_endpoints: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AccountLimits> for super::AccountLimits {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AccountLimits,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    concurrent_generations: value.concurrent_generations?,
+                    requests_per_minute: value.requests_per_minute?,
+                    webhook_endpoints: value.webhook_endpoints?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AccountLimits> for AccountLimits {
+            fn from(value: super::AccountLimits) -> Self {
+                Self {
+                    concurrent_generations: Ok(value.concurrent_generations),
+                    requests_per_minute: Ok(value.requests_per_minute),
+                    webhook_endpoints: Ok(value.webhook_endpoints),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Balance {
+            available_rub: ::std::result::Result<f64, ::std::string::String>,
+            currency: ::std::result::Result<
+                super::BalanceCurrency,
+                ::std::string::String,
+            >,
+            reserved_rub: ::std::result::Result<f64, ::std::string::String>,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Balance {
+            fn default() -> Self {
+                Self {
+                    available_rub: Err(
+                        "no value supplied for available_rub".to_string(),
+                    ),
+                    currency: Err("no value supplied for currency".to_string()),
+                    reserved_rub: Err("no value supplied for reserved_rub".to_string()),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                }
+            }
+        }
+        impl Balance {
+            pub fn available_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.available_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for available_rub: {e}")
+                    });
+                self
+            }
+            pub fn currency<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BalanceCurrency>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.currency = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for currency: {e}")
+                    });
+                self
+            }
+            pub fn reserved_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reserved_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reserved_rub: {e}")
+                    });
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for updated_at: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Balance> for super::Balance {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Balance,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    available_rub: value.available_rub?,
+                    currency: value.currency?,
+                    reserved_rub: value.reserved_rub?,
+                    updated_at: value.updated_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Balance> for Balance {
+            fn from(value: super::Balance) -> Self {
+                Self {
+                    available_rub: Ok(value.available_rub),
+                    currency: Ok(value.currency),
+                    reserved_rub: Ok(value.reserved_rub),
+                    updated_at: Ok(value.updated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BillingOperation {
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            description: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            generation_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            net_amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            refunded_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::BillingOperationStatus,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<
+                super::BillingOperationType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for BillingOperation {
+            fn default() -> Self {
+                Self {
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    description: Err("no value supplied for description".to_string()),
+                    generation_id: Err(
+                        "no value supplied for generation_id".to_string(),
+                    ),
+                    id: Err("no value supplied for id".to_string()),
+                    net_amount_rub: Err(
+                        "no value supplied for net_amount_rub".to_string(),
+                    ),
+                    refunded_at: Err("no value supplied for refunded_at".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl BillingOperation {
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn generation_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.generation_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for generation_id: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn net_amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.net_amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for net_amount_rub: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn refunded_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.refunded_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for refunded_at: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BillingOperationStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BillingOperationType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BillingOperation> for super::BillingOperation {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BillingOperation,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount_rub: value.amount_rub?,
+                    created_at: value.created_at?,
+                    description: value.description?,
+                    generation_id: value.generation_id?,
+                    id: value.id?,
+                    net_amount_rub: value.net_amount_rub?,
+                    refunded_at: value.refunded_at?,
+                    status: value.status?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BillingOperation> for BillingOperation {
+            fn from(value: super::BillingOperation) -> Self {
+                Self {
+                    amount_rub: Ok(value.amount_rub),
+                    created_at: Ok(value.created_at),
+                    description: Ok(value.description),
+                    generation_id: Ok(value.generation_id),
+                    id: Ok(value.id),
+                    net_amount_rub: Ok(value.net_amount_rub),
+                    refunded_at: Ok(value.refunded_at),
+                    status: Ok(value.status),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BillingOperationList {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::BillingOperation>,
+                ::std::string::String,
+            >,
+            has_more: ::std::result::Result<bool, ::std::string::String>,
+            next_cursor: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
         }
-        impl ::std::default::Default for GetHealthResponse {
+        impl ::std::default::Default for BillingOperationList {
             fn default() -> Self {
                 Self {
-                    status: Ok(Default::default()),
-                    v: Ok(Default::default()),
+                    data: Err("no value supplied for data".to_string()),
+                    has_more: Err("no value supplied for has_more".to_string()),
+                    next_cursor: Err("no value supplied for next_cursor".to_string()),
                 }
             }
         }
-        impl GetHealthResponse {
+        impl BillingOperationList {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::BillingOperation>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn has_more<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.has_more = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for has_more: {e}")
+                    });
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for next_cursor: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BillingOperationList>
+        for super::BillingOperationList {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BillingOperationList,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    has_more: value.has_more?,
+                    next_cursor: value.next_cursor?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BillingOperationList> for BillingOperationList {
+            fn from(value: super::BillingOperationList) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    has_more: Ok(value.has_more),
+                    next_cursor: Ok(value.next_cursor),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Catalog {
+            models: ::std::result::Result<
+                ::std::vec::Vec<super::Model>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Catalog {
+            fn default() -> Self {
+                Self {
+                    models: Err("no value supplied for models".to_string()),
+                }
+            }
+        }
+        impl Catalog {
+            pub fn models<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Model>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.models = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for models: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Catalog> for super::Catalog {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Catalog,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { models: value.models? })
+            }
+        }
+        impl ::std::convert::From<super::Catalog> for Catalog {
+            fn from(value: super::Catalog) -> Self {
+                Self { models: Ok(value.models) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CompletedGeneration {
+            completed_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            cost_rub: ::std::result::Result<f64, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
+            output_urls: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::CompletedGenerationStatus,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CompletedGeneration {
+            fn default() -> Self {
+                Self {
+                    completed_at: Err("no value supplied for completed_at".to_string()),
+                    cost_rub: Err("no value supplied for cost_rub".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    media_type: Err("no value supplied for media_type".to_string()),
+                    output_urls: Err("no value supplied for output_urls".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl CompletedGeneration {
+            pub fn completed_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.completed_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for completed_at: {e}")
+                    });
+                self
+            }
+            pub fn cost_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cost_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cost_rub: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::MediaType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for media_type: {e}")
+                    });
+                self
+            }
+            pub fn output_urls<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.output_urls = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for output_urls: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CompletedGenerationStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CompletedGeneration>
+        for super::CompletedGeneration {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CompletedGeneration,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    completed_at: value.completed_at?,
+                    cost_rub: value.cost_rub?,
+                    id: value.id?,
+                    media_type: value.media_type?,
+                    output_urls: value.output_urls?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CompletedGeneration> for CompletedGeneration {
+            fn from(value: super::CompletedGeneration) -> Self {
+                Self {
+                    completed_at: Ok(value.completed_at),
+                    cost_rub: Ok(value.cost_rub),
+                    id: Ok(value.id),
+                    media_type: Ok(value.media_type),
+                    output_urls: Ok(value.output_urls),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateGenerationRequest {
+            model_slug: ::std::result::Result<
+                super::CreateGenerationRequestModelSlug,
+                ::std::string::String,
+            >,
+            params: ::std::result::Result<
+                ::std::option::Option<super::GenerationParams>,
+                ::std::string::String,
+            >,
+            prompt: ::std::result::Result<
+                super::CreateGenerationRequestPrompt,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CreateGenerationRequest {
+            fn default() -> Self {
+                Self {
+                    model_slug: Err("no value supplied for model_slug".to_string()),
+                    params: Ok(Default::default()),
+                    prompt: Err("no value supplied for prompt".to_string()),
+                }
+            }
+        }
+        impl CreateGenerationRequest {
+            pub fn model_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CreateGenerationRequestModelSlug>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_slug: {e}")
+                    });
+                self
+            }
+            pub fn params<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::GenerationParams>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.params = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for params: {e}")
+                    });
+                self
+            }
+            pub fn prompt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CreateGenerationRequestPrompt>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.prompt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for prompt: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateGenerationRequest>
+        for super::CreateGenerationRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateGenerationRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    model_slug: value.model_slug?,
+                    params: value.params?,
+                    prompt: value.prompt?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateGenerationRequest>
+        for CreateGenerationRequest {
+            fn from(value: super::CreateGenerationRequest) -> Self {
+                Self {
+                    model_slug: Ok(value.model_slug),
+                    params: Ok(value.params),
+                    prompt: Ok(value.prompt),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateGenerationResponse {
+            cost_rub: ::std::result::Result<f64, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            status: ::std::result::Result<
+                super::GenerationStatus,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CreateGenerationResponse {
+            fn default() -> Self {
+                Self {
+                    cost_rub: Err("no value supplied for cost_rub".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl CreateGenerationResponse {
+            pub fn cost_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cost_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cost_rub: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateGenerationResponse>
+        for super::CreateGenerationResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateGenerationResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    cost_rub: value.cost_rub?,
+                    id: value.id?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateGenerationResponse>
+        for CreateGenerationResponse {
+            fn from(value: super::CreateGenerationResponse) -> Self {
+                Self {
+                    cost_rub: Ok(value.cost_rub),
+                    id: Ok(value.id),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateInvoiceRequest {
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+        }
+        impl ::std::default::Default for CreateInvoiceRequest {
+            fn default() -> Self {
+                Self {
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                }
+            }
+        }
+        impl CreateInvoiceRequest {
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateInvoiceRequest>
+        for super::CreateInvoiceRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateInvoiceRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount_rub: value.amount_rub?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateInvoiceRequest> for CreateInvoiceRequest {
+            fn from(value: super::CreateInvoiceRequest) -> Self {
+                Self {
+                    amount_rub: Ok(value.amount_rub),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateWebhookEndpointRequest {
+            description: ::std::result::Result<
+                ::std::option::Option<super::CreateWebhookEndpointRequestDescription>,
+                ::std::string::String,
+            >,
+            event_types: ::std::result::Result<
+                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for CreateWebhookEndpointRequest {
+            fn default() -> Self {
+                Self {
+                    description: Ok(Default::default()),
+                    event_types: Ok(Default::default()),
+                    url: Err("no value supplied for url".to_string()),
+                }
+            }
+        }
+        impl CreateWebhookEndpointRequest {
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::CreateWebhookEndpointRequestDescription>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn event_types<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_types = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_types: {e}")
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateWebhookEndpointRequest>
+        for super::CreateWebhookEndpointRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateWebhookEndpointRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    description: value.description?,
+                    event_types: value.event_types?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateWebhookEndpointRequest>
+        for CreateWebhookEndpointRequest {
+            fn from(value: super::CreateWebhookEndpointRequest) -> Self {
+                Self {
+                    description: Ok(value.description),
+                    event_types: Ok(value.event_types),
+                    url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Error {
+            error: ::std::result::Result<super::ErrorBody, ::std::string::String>,
+        }
+        impl ::std::default::Default for Error {
+            fn default() -> Self {
+                Self {
+                    error: Err("no value supplied for error".to_string()),
+                }
+            }
+        }
+        impl Error {
+            pub fn error<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ErrorBody>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Error> for super::Error {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Error,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { error: value.error? })
+            }
+        }
+        impl ::std::convert::From<super::Error> for Error {
+            fn from(value: super::Error) -> Self {
+                Self { error: Ok(value.error) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ErrorBody {
+            code: ::std::result::Result<super::ErrorCode, ::std::string::String>,
+            details: ::std::result::Result<
+                ::std::option::Option<super::ErrorDetails>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            request_id: ::std::result::Result<
+                super::ErrorBodyRequestId,
+                ::std::string::String,
+            >,
+            timestamp: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ErrorBody {
+            fn default() -> Self {
+                Self {
+                    code: Err("no value supplied for code".to_string()),
+                    details: Ok(Default::default()),
+                    message: Err("no value supplied for message".to_string()),
+                    request_id: Err("no value supplied for request_id".to_string()),
+                    timestamp: Err("no value supplied for timestamp".to_string()),
+                }
+            }
+        }
+        impl ErrorBody {
+            pub fn code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ErrorCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for code: {e}")
+                    });
+                self
+            }
+            pub fn details<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::ErrorDetails>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.details = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for details: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn request_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ErrorBodyRequestId>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.request_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for request_id: {e}")
+                    });
+                self
+            }
+            pub fn timestamp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.timestamp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for timestamp: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ErrorBody> for super::ErrorBody {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ErrorBody,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    code: value.code?,
+                    details: value.details?,
+                    message: value.message?,
+                    request_id: value.request_id?,
+                    timestamp: value.timestamp?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ErrorBody> for ErrorBody {
+            fn from(value: super::ErrorBody) -> Self {
+                Self {
+                    code: Ok(value.code),
+                    details: Ok(value.details),
+                    message: Ok(value.message),
+                    request_id: Ok(value.request_id),
+                    timestamp: Ok(value.timestamp),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ErrorDetails {
+            allowed_values: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            available: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
+            fields: ::std::result::Result<
+                ::std::vec::Vec<super::FieldError>,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            max_size_bytes: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            model_id: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            model_slug: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            required: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
+            retry_after: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            streak: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ErrorDetails {
+            fn default() -> Self {
+                Self {
+                    allowed_values: Ok(Default::default()),
+                    available: Ok(Default::default()),
+                    fields: Ok(Default::default()),
+                    limit: Ok(Default::default()),
+                    max_size_bytes: Ok(Default::default()),
+                    model_id: Ok(Default::default()),
+                    model_slug: Ok(Default::default()),
+                    required: Ok(Default::default()),
+                    retry_after: Ok(Default::default()),
+                    streak: Ok(Default::default()),
+                }
+            }
+        }
+        impl ErrorDetails {
+            pub fn allowed_values<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.allowed_values = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for allowed_values: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn available<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.available = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for available: {e}")
+                    });
+                self
+            }
+            pub fn fields<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::FieldError>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.fields = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for fields: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+            pub fn max_size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.max_size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for max_size_bytes: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn model_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_id: {e}")
+                    });
+                self
+            }
+            pub fn model_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_slug: {e}")
+                    });
+                self
+            }
+            pub fn required<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.required = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for required: {e}")
+                    });
+                self
+            }
+            pub fn retry_after<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.retry_after = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for retry_after: {e}")
+                    });
+                self
+            }
+            pub fn streak<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.streak = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for streak: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ErrorDetails> for super::ErrorDetails {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ErrorDetails,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    allowed_values: value.allowed_values?,
+                    available: value.available?,
+                    fields: value.fields?,
+                    limit: value.limit?,
+                    max_size_bytes: value.max_size_bytes?,
+                    model_id: value.model_id?,
+                    model_slug: value.model_slug?,
+                    required: value.required?,
+                    retry_after: value.retry_after?,
+                    streak: value.streak?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ErrorDetails> for ErrorDetails {
+            fn from(value: super::ErrorDetails) -> Self {
+                Self {
+                    allowed_values: Ok(value.allowed_values),
+                    available: Ok(value.available),
+                    fields: Ok(value.fields),
+                    limit: Ok(value.limit),
+                    max_size_bytes: Ok(value.max_size_bytes),
+                    model_id: Ok(value.model_id),
+                    model_slug: Ok(value.model_slug),
+                    required: Ok(value.required),
+                    retry_after: Ok(value.retry_after),
+                    streak: Ok(value.streak),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Estimate {
+            available_rub: ::std::result::Result<f64, ::std::string::String>,
+            cost_rub: ::std::result::Result<f64, ::std::string::String>,
+            currency: ::std::result::Result<
+                super::EstimateCurrency,
+                ::std::string::String,
+            >,
+            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
+            model_slug: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            sufficient: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for Estimate {
+            fn default() -> Self {
+                Self {
+                    available_rub: Err(
+                        "no value supplied for available_rub".to_string(),
+                    ),
+                    cost_rub: Err("no value supplied for cost_rub".to_string()),
+                    currency: Err("no value supplied for currency".to_string()),
+                    media_type: Err("no value supplied for media_type".to_string()),
+                    model_slug: Err("no value supplied for model_slug".to_string()),
+                    sufficient: Err("no value supplied for sufficient".to_string()),
+                }
+            }
+        }
+        impl Estimate {
+            pub fn available_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.available_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for available_rub: {e}")
+                    });
+                self
+            }
+            pub fn cost_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cost_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cost_rub: {e}")
+                    });
+                self
+            }
+            pub fn currency<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::EstimateCurrency>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.currency = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for currency: {e}")
+                    });
+                self
+            }
+            pub fn media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::MediaType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for media_type: {e}")
+                    });
+                self
+            }
+            pub fn model_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_slug: {e}")
+                    });
+                self
+            }
+            pub fn sufficient<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.sufficient = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for sufficient: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Estimate> for super::Estimate {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Estimate,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    available_rub: value.available_rub?,
+                    cost_rub: value.cost_rub?,
+                    currency: value.currency?,
+                    media_type: value.media_type?,
+                    model_slug: value.model_slug?,
+                    sufficient: value.sufficient?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Estimate> for Estimate {
+            fn from(value: super::Estimate) -> Self {
+                Self {
+                    available_rub: Ok(value.available_rub),
+                    cost_rub: Ok(value.cost_rub),
+                    currency: Ok(value.currency),
+                    media_type: Ok(value.media_type),
+                    model_slug: Ok(value.model_slug),
+                    sufficient: Ok(value.sufficient),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct EstimateRequest {
+            model_slug: ::std::result::Result<
+                super::EstimateRequestModelSlug,
+                ::std::string::String,
+            >,
+            params: ::std::result::Result<
+                ::std::option::Option<super::GenerationParams>,
+                ::std::string::String,
+            >,
+            prompt: ::std::result::Result<
+                super::EstimateRequestPrompt,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for EstimateRequest {
+            fn default() -> Self {
+                Self {
+                    model_slug: Err("no value supplied for model_slug".to_string()),
+                    params: Ok(Default::default()),
+                    prompt: Err("no value supplied for prompt".to_string()),
+                }
+            }
+        }
+        impl EstimateRequest {
+            pub fn model_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::EstimateRequestModelSlug>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_slug: {e}")
+                    });
+                self
+            }
+            pub fn params<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::GenerationParams>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.params = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for params: {e}")
+                    });
+                self
+            }
+            pub fn prompt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::EstimateRequestPrompt>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.prompt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for prompt: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<EstimateRequest> for super::EstimateRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: EstimateRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    model_slug: value.model_slug?,
+                    params: value.params?,
+                    prompt: value.prompt?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::EstimateRequest> for EstimateRequest {
+            fn from(value: super::EstimateRequest) -> Self {
+                Self {
+                    model_slug: Ok(value.model_slug),
+                    params: Ok(value.params),
+                    prompt: Ok(value.prompt),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FailedGeneration {
+            error_code: ::std::result::Result<super::FailureCode, ::std::string::String>,
+            error_message: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            failed_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            status: ::std::result::Result<
+                ::std::option::Option<super::FailedGenerationStatus>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FailedGeneration {
+            fn default() -> Self {
+                Self {
+                    error_code: Err("no value supplied for error_code".to_string()),
+                    error_message: Err(
+                        "no value supplied for error_message".to_string(),
+                    ),
+                    failed_at: Err("no value supplied for failed_at".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    status: Ok(Default::default()),
+                }
+            }
+        }
+        impl FailedGeneration {
+            pub fn error_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FailureCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error_code: {e}")
+                    });
+                self
+            }
+            pub fn error_message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error_message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error_message: {e}")
+                    });
+                self
+            }
+            pub fn failed_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failed_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failed_at: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
             pub fn status<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<
-                    ::std::option::Option<super::GetHealthResponseStatus>,
+                    ::std::option::Option<super::FailedGenerationStatus>,
                 >,
                 T::Error: ::std::fmt::Display,
             {
@@ -109,33 +6603,4515 @@ pub mod types {
                     });
                 self
             }
-            pub fn v<T>(mut self, value: T) -> Self
+        }
+        impl ::std::convert::TryFrom<FailedGeneration> for super::FailedGeneration {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FailedGeneration,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    error_code: value.error_code?,
+                    error_message: value.error_message?,
+                    failed_at: value.failed_at?,
+                    id: value.id?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FailedGeneration> for FailedGeneration {
+            fn from(value: super::FailedGeneration) -> Self {
+                Self {
+                    error_code: Ok(value.error_code),
+                    error_message: Ok(value.error_message),
+                    failed_at: Ok(value.failed_at),
+                    id: Ok(value.id),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FieldError {
+            keyword: ::std::result::Result<::std::string::String, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            params: ::std::result::Result<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                ::std::string::String,
+            >,
+            path: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for FieldError {
+            fn default() -> Self {
+                Self {
+                    keyword: Err("no value supplied for keyword".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    params: Err("no value supplied for params".to_string()),
+                    path: Err("no value supplied for path".to_string()),
+                }
+            }
+        }
+        impl FieldError {
+            pub fn keyword<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.keyword = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for keyword: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn params<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.params = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for params: {e}")
+                    });
+                self
+            }
+            pub fn path<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.path = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for path: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FieldError> for super::FieldError {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FieldError,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    keyword: value.keyword?,
+                    message: value.message?,
+                    params: value.params?,
+                    path: value.path?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FieldError> for FieldError {
+            fn from(value: super::FieldError) -> Self {
+                Self {
+                    keyword: Ok(value.keyword),
+                    message: Ok(value.message),
+                    params: Ok(value.params),
+                    path: Ok(value.path),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct File {
+            content_type: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            filename: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            size_bytes: ::std::result::Result<i64, ::std::string::String>,
+            status: ::std::result::Result<super::FileStatus, ::std::string::String>,
+            uploaded_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for File {
+            fn default() -> Self {
+                Self {
+                    content_type: Err("no value supplied for content_type".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    filename: Err("no value supplied for filename".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    uploaded_at: Err("no value supplied for uploaded_at".to_string()),
+                    url: Err("no value supplied for url".to_string()),
+                }
+            }
+        }
+        impl File {
+            pub fn content_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for content_type: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn filename<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.filename = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for filename: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for size_bytes: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn uploaded_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.uploaded_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for uploaded_at: {e}")
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<File> for super::File {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: File,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    content_type: value.content_type?,
+                    created_at: value.created_at?,
+                    filename: value.filename?,
+                    id: value.id?,
+                    size_bytes: value.size_bytes?,
+                    status: value.status?,
+                    uploaded_at: value.uploaded_at?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::File> for File {
+            fn from(value: super::File) -> Self {
+                Self {
+                    content_type: Ok(value.content_type),
+                    created_at: Ok(value.created_at),
+                    filename: Ok(value.filename),
+                    id: Ok(value.id),
+                    size_bytes: Ok(value.size_bytes),
+                    status: Ok(value.status),
+                    uploaded_at: Ok(value.uploaded_at),
+                    url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FileUpload {
+            expires_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            file_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            file_url: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            max_size_bytes: ::std::result::Result<i64, ::std::string::String>,
+            upload_headers: ::std::result::Result<
+                ::std::collections::HashMap<
+                    ::std::string::String,
+                    ::std::string::String,
+                >,
+                ::std::string::String,
+            >,
+            upload_method: ::std::result::Result<
+                super::FileUploadUploadMethod,
+                ::std::string::String,
+            >,
+            upload_url: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FileUpload {
+            fn default() -> Self {
+                Self {
+                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    file_id: Err("no value supplied for file_id".to_string()),
+                    file_url: Err("no value supplied for file_url".to_string()),
+                    max_size_bytes: Err(
+                        "no value supplied for max_size_bytes".to_string(),
+                    ),
+                    upload_headers: Err(
+                        "no value supplied for upload_headers".to_string(),
+                    ),
+                    upload_method: Err(
+                        "no value supplied for upload_method".to_string(),
+                    ),
+                    upload_url: Err("no value supplied for upload_url".to_string()),
+                }
+            }
+        }
+        impl FileUpload {
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
+            pub fn file_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.file_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for file_id: {e}")
+                    });
+                self
+            }
+            pub fn file_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.file_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for file_url: {e}")
+                    });
+                self
+            }
+            pub fn max_size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.max_size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for max_size_bytes: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn upload_headers<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::collections::HashMap<
+                        ::std::string::String,
+                        ::std::string::String,
+                    >,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.upload_headers = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for upload_headers: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn upload_method<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileUploadUploadMethod>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.upload_method = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for upload_method: {e}")
+                    });
+                self
+            }
+            pub fn upload_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.upload_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for upload_url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FileUpload> for super::FileUpload {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FileUpload,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    expires_at: value.expires_at?,
+                    file_id: value.file_id?,
+                    file_url: value.file_url?,
+                    max_size_bytes: value.max_size_bytes?,
+                    upload_headers: value.upload_headers?,
+                    upload_method: value.upload_method?,
+                    upload_url: value.upload_url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FileUpload> for FileUpload {
+            fn from(value: super::FileUpload) -> Self {
+                Self {
+                    expires_at: Ok(value.expires_at),
+                    file_id: Ok(value.file_id),
+                    file_url: Ok(value.file_url),
+                    max_size_bytes: Ok(value.max_size_bytes),
+                    upload_headers: Ok(value.upload_headers),
+                    upload_method: Ok(value.upload_method),
+                    upload_url: Ok(value.upload_url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FileUploadRequest {
+            content_type: ::std::result::Result<
+                super::FileUploadRequestContentType,
+                ::std::string::String,
+            >,
+            filename: ::std::result::Result<
+                super::FileUploadRequestFilename,
+                ::std::string::String,
+            >,
+            size_bytes: ::std::result::Result<
+                ::std::num::NonZeroU64,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FileUploadRequest {
+            fn default() -> Self {
+                Self {
+                    content_type: Err("no value supplied for content_type".to_string()),
+                    filename: Err("no value supplied for filename".to_string()),
+                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                }
+            }
+        }
+        impl FileUploadRequest {
+            pub fn content_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileUploadRequestContentType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for content_type: {e}")
+                    });
+                self
+            }
+            pub fn filename<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileUploadRequestFilename>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.filename = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for filename: {e}")
+                    });
+                self
+            }
+            pub fn size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for size_bytes: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FileUploadRequest> for super::FileUploadRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FileUploadRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    content_type: value.content_type?,
+                    filename: value.filename?,
+                    size_bytes: value.size_bytes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FileUploadRequest> for FileUploadRequest {
+            fn from(value: super::FileUploadRequest) -> Self {
+                Self {
+                    content_type: Ok(value.content_type),
+                    filename: Ok(value.filename),
+                    size_bytes: Ok(value.size_bytes),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Generation {
+            cost_rub: ::std::result::Result<f64, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            error_code: ::std::result::Result<
+                ::std::option::Option<super::FailureCode>,
+                ::std::string::String,
+            >,
+            error_message: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            finished_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
+            model_slug: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            output_urls: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            params: ::std::result::Result<
+                ::std::option::Option<super::GenerationParams>,
+                ::std::string::String,
+            >,
+            prompt: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            started_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::GenerationStatus,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Generation {
+            fn default() -> Self {
+                Self {
+                    cost_rub: Err("no value supplied for cost_rub".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    error_code: Ok(Default::default()),
+                    error_message: Ok(Default::default()),
+                    finished_at: Ok(Default::default()),
+                    id: Err("no value supplied for id".to_string()),
+                    media_type: Err("no value supplied for media_type".to_string()),
+                    model_slug: Err("no value supplied for model_slug".to_string()),
+                    output_urls: Err("no value supplied for output_urls".to_string()),
+                    params: Ok(Default::default()),
+                    prompt: Ok(Default::default()),
+                    started_at: Ok(Default::default()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl Generation {
+            pub fn cost_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cost_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cost_rub: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn error_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::FailureCode>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error_code: {e}")
+                    });
+                self
+            }
+            pub fn error_message<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
-                self.v = value
+                self.error_message = value
                     .try_into()
-                    .map_err(|e| format!("error converting supplied value for v: {e}"));
+                    .map_err(|e| {
+                        format!("error converting supplied value for error_message: {e}")
+                    });
+                self
+            }
+            pub fn finished_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.finished_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for finished_at: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::MediaType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for media_type: {e}")
+                    });
+                self
+            }
+            pub fn model_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.model_slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for model_slug: {e}")
+                    });
+                self
+            }
+            pub fn output_urls<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.output_urls = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for output_urls: {e}")
+                    });
+                self
+            }
+            pub fn params<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::GenerationParams>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.params = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for params: {e}")
+                    });
+                self
+            }
+            pub fn prompt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.prompt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for prompt: {e}")
+                    });
+                self
+            }
+            pub fn started_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.started_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for started_at: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
                 self
             }
         }
-        impl ::std::convert::TryFrom<GetHealthResponse> for super::GetHealthResponse {
+        impl ::std::convert::TryFrom<Generation> for super::Generation {
             type Error = super::error::ConversionError;
             fn try_from(
-                value: GetHealthResponse,
+                value: Generation,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    cost_rub: value.cost_rub?,
+                    created_at: value.created_at?,
+                    error_code: value.error_code?,
+                    error_message: value.error_message?,
+                    finished_at: value.finished_at?,
+                    id: value.id?,
+                    media_type: value.media_type?,
+                    model_slug: value.model_slug?,
+                    output_urls: value.output_urls?,
+                    params: value.params?,
+                    prompt: value.prompt?,
+                    started_at: value.started_at?,
                     status: value.status?,
-                    v: value.v?,
                 })
             }
         }
-        impl ::std::convert::From<super::GetHealthResponse> for GetHealthResponse {
-            fn from(value: super::GetHealthResponse) -> Self {
+        impl ::std::convert::From<super::Generation> for Generation {
+            fn from(value: super::Generation) -> Self {
+                Self {
+                    cost_rub: Ok(value.cost_rub),
+                    created_at: Ok(value.created_at),
+                    error_code: Ok(value.error_code),
+                    error_message: Ok(value.error_message),
+                    finished_at: Ok(value.finished_at),
+                    id: Ok(value.id),
+                    media_type: Ok(value.media_type),
+                    model_slug: Ok(value.model_slug),
+                    output_urls: Ok(value.output_urls),
+                    params: Ok(value.params),
+                    prompt: Ok(value.prompt),
+                    started_at: Ok(value.started_at),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationCompletedEvent {
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            data: ::std::result::Result<
+                super::GenerationCompletedEventData,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<
+                super::GenerationCompletedEventId,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<
+                super::GenerationCompletedEventType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationCompletedEvent {
+            fn default() -> Self {
+                Self {
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl GenerationCompletedEvent {
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationCompletedEventData>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationCompletedEventId>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationCompletedEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationCompletedEvent>
+        for super::GenerationCompletedEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationCompletedEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    created_at: value.created_at?,
+                    data: value.data?,
+                    id: value.id?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationCompletedEvent>
+        for GenerationCompletedEvent {
+            fn from(value: super::GenerationCompletedEvent) -> Self {
+                Self {
+                    created_at: Ok(value.created_at),
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationCompletedEventData {
+            generation: ::std::result::Result<
+                super::CompletedGeneration,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationCompletedEventData {
+            fn default() -> Self {
+                Self {
+                    generation: Err("no value supplied for generation".to_string()),
+                }
+            }
+        }
+        impl GenerationCompletedEventData {
+            pub fn generation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CompletedGeneration>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.generation = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for generation: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationCompletedEventData>
+        for super::GenerationCompletedEventData {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationCompletedEventData,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    generation: value.generation?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationCompletedEventData>
+        for GenerationCompletedEventData {
+            fn from(value: super::GenerationCompletedEventData) -> Self {
+                Self {
+                    generation: Ok(value.generation),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationFailedEvent {
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            data: ::std::result::Result<
+                super::GenerationFailedEventData,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<
+                super::GenerationFailedEventId,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<
+                super::GenerationFailedEventType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationFailedEvent {
+            fn default() -> Self {
+                Self {
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl GenerationFailedEvent {
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationFailedEventData>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationFailedEventId>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GenerationFailedEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationFailedEvent>
+        for super::GenerationFailedEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationFailedEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    created_at: value.created_at?,
+                    data: value.data?,
+                    id: value.id?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationFailedEvent>
+        for GenerationFailedEvent {
+            fn from(value: super::GenerationFailedEvent) -> Self {
+                Self {
+                    created_at: Ok(value.created_at),
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationFailedEventData {
+            generation: ::std::result::Result<
+                super::FailedGeneration,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationFailedEventData {
+            fn default() -> Self {
+                Self {
+                    generation: Err("no value supplied for generation".to_string()),
+                }
+            }
+        }
+        impl GenerationFailedEventData {
+            pub fn generation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FailedGeneration>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.generation = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for generation: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationFailedEventData>
+        for super::GenerationFailedEventData {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationFailedEventData,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    generation: value.generation?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationFailedEventData>
+        for GenerationFailedEventData {
+            fn from(value: super::GenerationFailedEventData) -> Self {
+                Self {
+                    generation: Ok(value.generation),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationList {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Generation>,
+                ::std::string::String,
+            >,
+            has_more: ::std::result::Result<bool, ::std::string::String>,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationList {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    has_more: Err("no value supplied for has_more".to_string()),
+                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                }
+            }
+        }
+        impl GenerationList {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Generation>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn has_more<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.has_more = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for has_more: {e}")
+                    });
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for next_cursor: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationList> for super::GenerationList {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationList,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    has_more: value.has_more?,
+                    next_cursor: value.next_cursor?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationList> for GenerationList {
+            fn from(value: super::GenerationList) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    has_more: Ok(value.has_more),
+                    next_cursor: Ok(value.next_cursor),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GenerationParams {
+            aspect_ratio: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            duration: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            format: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            image_file_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            image_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            negative_prompt: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            resolution: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            seed: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            voice: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            extra: ::std::result::Result<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GenerationParams {
+            fn default() -> Self {
+                Self {
+                    aspect_ratio: Ok(Default::default()),
+                    duration: Ok(Default::default()),
+                    format: Ok(Default::default()),
+                    image_file_id: Ok(Default::default()),
+                    image_url: Ok(Default::default()),
+                    negative_prompt: Ok(Default::default()),
+                    resolution: Ok(Default::default()),
+                    seed: Ok(Default::default()),
+                    voice: Ok(Default::default()),
+                    extra: Err("no value supplied for extra".to_string()),
+                }
+            }
+        }
+        impl GenerationParams {
+            pub fn aspect_ratio<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.aspect_ratio = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for aspect_ratio: {e}")
+                    });
+                self
+            }
+            pub fn duration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.duration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for duration: {e}")
+                    });
+                self
+            }
+            pub fn format<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.format = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for format: {e}")
+                    });
+                self
+            }
+            pub fn image_file_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.image_file_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for image_file_id: {e}")
+                    });
+                self
+            }
+            pub fn image_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.image_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for image_url: {e}")
+                    });
+                self
+            }
+            pub fn negative_prompt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.negative_prompt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for negative_prompt: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn resolution<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.resolution = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for resolution: {e}")
+                    });
+                self
+            }
+            pub fn seed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.seed = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for seed: {e}")
+                    });
+                self
+            }
+            pub fn voice<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.voice = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for voice: {e}")
+                    });
+                self
+            }
+            pub fn extra<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.extra = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for extra: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GenerationParams> for super::GenerationParams {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GenerationParams,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    aspect_ratio: value.aspect_ratio?,
+                    duration: value.duration?,
+                    format: value.format?,
+                    image_file_id: value.image_file_id?,
+                    image_url: value.image_url?,
+                    negative_prompt: value.negative_prompt?,
+                    resolution: value.resolution?,
+                    seed: value.seed?,
+                    voice: value.voice?,
+                    extra: value.extra?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GenerationParams> for GenerationParams {
+            fn from(value: super::GenerationParams) -> Self {
+                Self {
+                    aspect_ratio: Ok(value.aspect_ratio),
+                    duration: Ok(value.duration),
+                    format: Ok(value.format),
+                    image_file_id: Ok(value.image_file_id),
+                    image_url: Ok(value.image_url),
+                    negative_prompt: Ok(value.negative_prompt),
+                    resolution: Ok(value.resolution),
+                    seed: Ok(value.seed),
+                    voice: Ok(value.voice),
+                    extra: Ok(value.extra),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Health {
+            status: ::std::result::Result<super::HealthStatus, ::std::string::String>,
+            time: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            version: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for Health {
+            fn default() -> Self {
+                Self {
+                    status: Err("no value supplied for status".to_string()),
+                    time: Err("no value supplied for time".to_string()),
+                    version: Err("no value supplied for version".to_string()),
+                }
+            }
+        }
+        impl Health {
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::HealthStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn time<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.time = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for time: {e}")
+                    });
+                self
+            }
+            pub fn version<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.version = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for version: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Health> for super::Health {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Health,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    status: value.status?,
+                    time: value.time?,
+                    version: value.version?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Health> for Health {
+            fn from(value: super::Health) -> Self {
                 Self {
                     status: Ok(value.status),
-                    v: Ok(value.v),
+                    time: Ok(value.time),
+                    version: Ok(value.version),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Invoice {
+            act_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            due_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            issued_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            lines: ::std::result::Result<
+                ::std::vec::Vec<super::InvoiceLine>,
+                ::std::string::String,
+            >,
+            number: ::std::result::Result<::std::string::String, ::std::string::String>,
+            paid_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            pdf_url: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<super::InvoiceStatus, ::std::string::String>,
+            vat_rub: ::std::result::Result<f64, ::std::string::String>,
+        }
+        impl ::std::default::Default for Invoice {
+            fn default() -> Self {
+                Self {
+                    act_url: Err("no value supplied for act_url".to_string()),
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                    due_at: Err("no value supplied for due_at".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    issued_at: Err("no value supplied for issued_at".to_string()),
+                    lines: Err("no value supplied for lines".to_string()),
+                    number: Err("no value supplied for number".to_string()),
+                    paid_at: Err("no value supplied for paid_at".to_string()),
+                    pdf_url: Err("no value supplied for pdf_url".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    vat_rub: Err("no value supplied for vat_rub".to_string()),
+                }
+            }
+        }
+        impl Invoice {
+            pub fn act_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.act_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for act_url: {e}")
+                    });
+                self
+            }
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+            pub fn due_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.due_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for due_at: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn issued_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.issued_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for issued_at: {e}")
+                    });
+                self
+            }
+            pub fn lines<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::InvoiceLine>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.lines = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for lines: {e}")
+                    });
+                self
+            }
+            pub fn number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for number: {e}")
+                    });
+                self
+            }
+            pub fn paid_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.paid_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for paid_at: {e}")
+                    });
+                self
+            }
+            pub fn pdf_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pdf_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pdf_url: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::InvoiceStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn vat_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat_rub: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Invoice> for super::Invoice {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Invoice,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    act_url: value.act_url?,
+                    amount_rub: value.amount_rub?,
+                    due_at: value.due_at?,
+                    id: value.id?,
+                    issued_at: value.issued_at?,
+                    lines: value.lines?,
+                    number: value.number?,
+                    paid_at: value.paid_at?,
+                    pdf_url: value.pdf_url?,
+                    status: value.status?,
+                    vat_rub: value.vat_rub?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Invoice> for Invoice {
+            fn from(value: super::Invoice) -> Self {
+                Self {
+                    act_url: Ok(value.act_url),
+                    amount_rub: Ok(value.amount_rub),
+                    due_at: Ok(value.due_at),
+                    id: Ok(value.id),
+                    issued_at: Ok(value.issued_at),
+                    lines: Ok(value.lines),
+                    number: Ok(value.number),
+                    paid_at: Ok(value.paid_at),
+                    pdf_url: Ok(value.pdf_url),
+                    status: Ok(value.status),
+                    vat_rub: Ok(value.vat_rub),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct InvoiceLine {
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            description: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            quantity: ::std::result::Result<f64, ::std::string::String>,
+            unit: ::std::result::Result<::std::string::String, ::std::string::String>,
+            unit_price_rub: ::std::result::Result<f64, ::std::string::String>,
+        }
+        impl ::std::default::Default for InvoiceLine {
+            fn default() -> Self {
+                Self {
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                    description: Err("no value supplied for description".to_string()),
+                    quantity: Err("no value supplied for quantity".to_string()),
+                    unit: Err("no value supplied for unit".to_string()),
+                    unit_price_rub: Err(
+                        "no value supplied for unit_price_rub".to_string(),
+                    ),
+                }
+            }
+        }
+        impl InvoiceLine {
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn quantity<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.quantity = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for quantity: {e}")
+                    });
+                self
+            }
+            pub fn unit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.unit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for unit: {e}")
+                    });
+                self
+            }
+            pub fn unit_price_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.unit_price_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for unit_price_rub: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<InvoiceLine> for super::InvoiceLine {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: InvoiceLine,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount_rub: value.amount_rub?,
+                    description: value.description?,
+                    quantity: value.quantity?,
+                    unit: value.unit?,
+                    unit_price_rub: value.unit_price_rub?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::InvoiceLine> for InvoiceLine {
+            fn from(value: super::InvoiceLine) -> Self {
+                Self {
+                    amount_rub: Ok(value.amount_rub),
+                    description: Ok(value.description),
+                    quantity: Ok(value.quantity),
+                    unit: Ok(value.unit),
+                    unit_price_rub: Ok(value.unit_price_rub),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct InvoiceList {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Invoice>,
+                ::std::string::String,
+            >,
+            has_more: ::std::result::Result<bool, ::std::string::String>,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for InvoiceList {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    has_more: Err("no value supplied for has_more".to_string()),
+                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                }
+            }
+        }
+        impl InvoiceList {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Invoice>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn has_more<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.has_more = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for has_more: {e}")
+                    });
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for next_cursor: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<InvoiceList> for super::InvoiceList {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: InvoiceList,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    has_more: value.has_more?,
+                    next_cursor: value.next_cursor?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::InvoiceList> for InvoiceList {
+            fn from(value: super::InvoiceList) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    has_more: Ok(value.has_more),
+                    next_cursor: Ok(value.next_cursor),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct MagicLinkAccepted {
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for MagicLinkAccepted {
+            fn default() -> Self {
+                Self {
+                    message: Err("no value supplied for message".to_string()),
+                }
+            }
+        }
+        impl MagicLinkAccepted {
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<MagicLinkAccepted> for super::MagicLinkAccepted {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: MagicLinkAccepted,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { message: value.message? })
+            }
+        }
+        impl ::std::convert::From<super::MagicLinkAccepted> for MagicLinkAccepted {
+            fn from(value: super::MagicLinkAccepted) -> Self {
+                Self { message: Ok(value.message) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct MagicLinkRequest {
+            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for MagicLinkRequest {
+            fn default() -> Self {
+                Self {
+                    email: Err("no value supplied for email".to_string()),
+                }
+            }
+        }
+        impl MagicLinkRequest {
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<MagicLinkRequest> for super::MagicLinkRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: MagicLinkRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { email: value.email? })
+            }
+        }
+        impl ::std::convert::From<super::MagicLinkRequest> for MagicLinkRequest {
+            fn from(value: super::MagicLinkRequest) -> Self {
+                Self { email: Ok(value.email) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct MediaTypeSummary {
+            by_status: ::std::result::Result<super::StatusCounts, ::std::string::String>,
+            generations: ::std::result::Result<i64, ::std::string::String>,
+            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
+            spent_rub: ::std::result::Result<f64, ::std::string::String>,
+        }
+        impl ::std::default::Default for MediaTypeSummary {
+            fn default() -> Self {
+                Self {
+                    by_status: Err("no value supplied for by_status".to_string()),
+                    generations: Err("no value supplied for generations".to_string()),
+                    media_type: Err("no value supplied for media_type".to_string()),
+                    spent_rub: Err("no value supplied for spent_rub".to_string()),
+                }
+            }
+        }
+        impl MediaTypeSummary {
+            pub fn by_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::StatusCounts>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.by_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for by_status: {e}")
+                    });
+                self
+            }
+            pub fn generations<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.generations = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for generations: {e}")
+                    });
+                self
+            }
+            pub fn media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::MediaType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for media_type: {e}")
+                    });
+                self
+            }
+            pub fn spent_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.spent_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for spent_rub: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<MediaTypeSummary> for super::MediaTypeSummary {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: MediaTypeSummary,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    by_status: value.by_status?,
+                    generations: value.generations?,
+                    media_type: value.media_type?,
+                    spent_rub: value.spent_rub?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::MediaTypeSummary> for MediaTypeSummary {
+            fn from(value: super::MediaTypeSummary) -> Self {
+                Self {
+                    by_status: Ok(value.by_status),
+                    generations: Ok(value.generations),
+                    media_type: Ok(value.media_type),
+                    spent_rub: Ok(value.spent_rub),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Model {
+            average_duration_seconds: ::std::result::Result<f64, ::std::string::String>,
+            description: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            max_prompt_length: ::std::result::Result<i64, ::std::string::String>,
+            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            parameters: ::std::result::Result<
+                ::std::vec::Vec<super::ModelParameter>,
+                ::std::string::String,
+            >,
+            pricing: ::std::result::Result<super::ModelPricing, ::std::string::String>,
+            slug: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<super::ModelStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for Model {
+            fn default() -> Self {
+                Self {
+                    average_duration_seconds: Err(
+                        "no value supplied for average_duration_seconds".to_string(),
+                    ),
+                    description: Err("no value supplied for description".to_string()),
+                    max_prompt_length: Err(
+                        "no value supplied for max_prompt_length".to_string(),
+                    ),
+                    media_type: Err("no value supplied for media_type".to_string()),
+                    name: Err("no value supplied for name".to_string()),
+                    parameters: Err("no value supplied for parameters".to_string()),
+                    pricing: Err("no value supplied for pricing".to_string()),
+                    slug: Err("no value supplied for slug".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl Model {
+            pub fn average_duration_seconds<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.average_duration_seconds = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for average_duration_seconds: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn max_prompt_length<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.max_prompt_length = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for max_prompt_length: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::MediaType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for media_type: {e}")
+                    });
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for name: {e}")
+                    });
+                self
+            }
+            pub fn parameters<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::ModelParameter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.parameters = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for parameters: {e}")
+                    });
+                self
+            }
+            pub fn pricing<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ModelPricing>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pricing = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pricing: {e}")
+                    });
+                self
+            }
+            pub fn slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.slug = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for slug: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ModelStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Model> for super::Model {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Model,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    average_duration_seconds: value.average_duration_seconds?,
+                    description: value.description?,
+                    max_prompt_length: value.max_prompt_length?,
+                    media_type: value.media_type?,
+                    name: value.name?,
+                    parameters: value.parameters?,
+                    pricing: value.pricing?,
+                    slug: value.slug?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Model> for Model {
+            fn from(value: super::Model) -> Self {
+                Self {
+                    average_duration_seconds: Ok(value.average_duration_seconds),
+                    description: Ok(value.description),
+                    max_prompt_length: Ok(value.max_prompt_length),
+                    media_type: Ok(value.media_type),
+                    name: Ok(value.name),
+                    parameters: Ok(value.parameters),
+                    pricing: Ok(value.pricing),
+                    slug: Ok(value.slug),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ModelParameter {
+            allowed_values: ::std::result::Result<
+                ::std::vec::Vec<::serde_json::Value>,
+                ::std::string::String,
+            >,
+            default: ::std::result::Result<
+                ::std::option::Option<::serde_json::Value>,
+                ::std::string::String,
+            >,
+            description: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            maximum: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
+            minimum: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            required: ::std::result::Result<bool, ::std::string::String>,
+            type_: ::std::result::Result<
+                super::ModelParameterType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ModelParameter {
+            fn default() -> Self {
+                Self {
+                    allowed_values: Ok(Default::default()),
+                    default: Ok(Default::default()),
+                    description: Err("no value supplied for description".to_string()),
+                    maximum: Ok(Default::default()),
+                    minimum: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    required: Err("no value supplied for required".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl ModelParameter {
+            pub fn allowed_values<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::serde_json::Value>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.allowed_values = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for allowed_values: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn default<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::serde_json::Value>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.default = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for default: {e}")
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn maximum<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.maximum = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for maximum: {e}")
+                    });
+                self
+            }
+            pub fn minimum<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.minimum = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for minimum: {e}")
+                    });
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for name: {e}")
+                    });
+                self
+            }
+            pub fn required<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.required = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for required: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ModelParameterType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ModelParameter> for super::ModelParameter {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ModelParameter,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    allowed_values: value.allowed_values?,
+                    default: value.default?,
+                    description: value.description?,
+                    maximum: value.maximum?,
+                    minimum: value.minimum?,
+                    name: value.name?,
+                    required: value.required?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ModelParameter> for ModelParameter {
+            fn from(value: super::ModelParameter) -> Self {
+                Self {
+                    allowed_values: Ok(value.allowed_values),
+                    default: Ok(value.default),
+                    description: Ok(value.description),
+                    maximum: Ok(value.maximum),
+                    minimum: Ok(value.minimum),
+                    name: Ok(value.name),
+                    required: Ok(value.required),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ModelPricing {
+            base_rub: ::std::result::Result<f64, ::std::string::String>,
+            currency: ::std::result::Result<
+                super::ModelPricingCurrency,
+                ::std::string::String,
+            >,
+            factors: ::std::result::Result<
+                ::std::vec::Vec<super::PriceFactor>,
+                ::std::string::String,
+            >,
+            unit: ::std::result::Result<super::ModelPricingUnit, ::std::string::String>,
+        }
+        impl ::std::default::Default for ModelPricing {
+            fn default() -> Self {
+                Self {
+                    base_rub: Err("no value supplied for base_rub".to_string()),
+                    currency: Err("no value supplied for currency".to_string()),
+                    factors: Err("no value supplied for factors".to_string()),
+                    unit: Err("no value supplied for unit".to_string()),
+                }
+            }
+        }
+        impl ModelPricing {
+            pub fn base_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.base_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for base_rub: {e}")
+                    });
+                self
+            }
+            pub fn currency<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ModelPricingCurrency>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.currency = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for currency: {e}")
+                    });
+                self
+            }
+            pub fn factors<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::PriceFactor>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.factors = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for factors: {e}")
+                    });
+                self
+            }
+            pub fn unit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ModelPricingUnit>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.unit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for unit: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ModelPricing> for super::ModelPricing {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ModelPricing,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    base_rub: value.base_rub?,
+                    currency: value.currency?,
+                    factors: value.factors?,
+                    unit: value.unit?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ModelPricing> for ModelPricing {
+            fn from(value: super::ModelPricing) -> Self {
+                Self {
+                    base_rub: Ok(value.base_rub),
+                    currency: Ok(value.currency),
+                    factors: Ok(value.factors),
+                    unit: Ok(value.unit),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct PriceFactor {
+            multiplier: ::std::result::Result<f64, ::std::string::String>,
+            parameter: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            value: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for PriceFactor {
+            fn default() -> Self {
+                Self {
+                    multiplier: Err("no value supplied for multiplier".to_string()),
+                    parameter: Err("no value supplied for parameter".to_string()),
+                    value: Err("no value supplied for value".to_string()),
+                }
+            }
+        }
+        impl PriceFactor {
+            pub fn multiplier<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.multiplier = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for multiplier: {e}")
+                    });
+                self
+            }
+            pub fn parameter<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.parameter = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for parameter: {e}")
+                    });
+                self
+            }
+            pub fn value<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.value = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for value: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PriceFactor> for super::PriceFactor {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PriceFactor,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    multiplier: value.multiplier?,
+                    parameter: value.parameter?,
+                    value: value.value?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PriceFactor> for PriceFactor {
+            fn from(value: super::PriceFactor) -> Self {
+                Self {
+                    multiplier: Ok(value.multiplier),
+                    parameter: Ok(value.parameter),
+                    value: Ok(value.value),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Requisites {
+            bank_name: ::std::result::Result<
+                super::RequisitesBankName,
+                ::std::string::String,
+            >,
+            bic: ::std::result::Result<super::RequisitesBic, ::std::string::String>,
+            correspondent_account: ::std::result::Result<
+                super::RequisitesCorrespondentAccount,
+                ::std::string::String,
+            >,
+            email: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            inn: ::std::result::Result<super::RequisitesInn, ::std::string::String>,
+            kpp: ::std::result::Result<
+                ::std::option::Option<super::RequisitesKpp>,
+                ::std::string::String,
+            >,
+            legal_address: ::std::result::Result<
+                super::RequisitesLegalAddress,
+                ::std::string::String,
+            >,
+            legal_name: ::std::result::Result<
+                super::RequisitesLegalName,
+                ::std::string::String,
+            >,
+            ogrn: ::std::result::Result<super::RequisitesOgrn, ::std::string::String>,
+            postal_address: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            settlement_account: ::std::result::Result<
+                super::RequisitesSettlementAccount,
+                ::std::string::String,
+            >,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Requisites {
+            fn default() -> Self {
+                Self {
+                    bank_name: Err("no value supplied for bank_name".to_string()),
+                    bic: Err("no value supplied for bic".to_string()),
+                    correspondent_account: Err(
+                        "no value supplied for correspondent_account".to_string(),
+                    ),
+                    email: Ok(Default::default()),
+                    inn: Err("no value supplied for inn".to_string()),
+                    kpp: Ok(Default::default()),
+                    legal_address: Err(
+                        "no value supplied for legal_address".to_string(),
+                    ),
+                    legal_name: Err("no value supplied for legal_name".to_string()),
+                    ogrn: Err("no value supplied for ogrn".to_string()),
+                    postal_address: Ok(Default::default()),
+                    settlement_account: Err(
+                        "no value supplied for settlement_account".to_string(),
+                    ),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                }
+            }
+        }
+        impl Requisites {
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesBankName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn bic<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesBic>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bic = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bic: {e}")
+                    });
+                self
+            }
+            pub fn correspondent_account<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesCorrespondentAccount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.correspondent_account = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for correspondent_account: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+            pub fn inn<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInn>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.inn = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for inn: {e}")
+                    });
+                self
+            }
+            pub fn kpp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::RequisitesKpp>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.kpp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for kpp: {e}")
+                    });
+                self
+            }
+            pub fn legal_address<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesLegalAddress>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.legal_address = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for legal_address: {e}")
+                    });
+                self
+            }
+            pub fn legal_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesLegalName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.legal_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for legal_name: {e}")
+                    });
+                self
+            }
+            pub fn ogrn<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesOgrn>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.ogrn = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for ogrn: {e}")
+                    });
+                self
+            }
+            pub fn postal_address<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.postal_address = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for postal_address: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn settlement_account<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesSettlementAccount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.settlement_account = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for settlement_account: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for updated_at: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Requisites> for super::Requisites {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Requisites,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bank_name: value.bank_name?,
+                    bic: value.bic?,
+                    correspondent_account: value.correspondent_account?,
+                    email: value.email?,
+                    inn: value.inn?,
+                    kpp: value.kpp?,
+                    legal_address: value.legal_address?,
+                    legal_name: value.legal_name?,
+                    ogrn: value.ogrn?,
+                    postal_address: value.postal_address?,
+                    settlement_account: value.settlement_account?,
+                    updated_at: value.updated_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Requisites> for Requisites {
+            fn from(value: super::Requisites) -> Self {
+                Self {
+                    bank_name: Ok(value.bank_name),
+                    bic: Ok(value.bic),
+                    correspondent_account: Ok(value.correspondent_account),
+                    email: Ok(value.email),
+                    inn: Ok(value.inn),
+                    kpp: Ok(value.kpp),
+                    legal_address: Ok(value.legal_address),
+                    legal_name: Ok(value.legal_name),
+                    ogrn: Ok(value.ogrn),
+                    postal_address: Ok(value.postal_address),
+                    settlement_account: Ok(value.settlement_account),
+                    updated_at: Ok(value.updated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct RequisitesInput {
+            bank_name: ::std::result::Result<
+                super::RequisitesInputBankName,
+                ::std::string::String,
+            >,
+            bic: ::std::result::Result<super::RequisitesInputBic, ::std::string::String>,
+            correspondent_account: ::std::result::Result<
+                super::RequisitesInputCorrespondentAccount,
+                ::std::string::String,
+            >,
+            email: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            inn: ::std::result::Result<super::RequisitesInputInn, ::std::string::String>,
+            kpp: ::std::result::Result<
+                ::std::option::Option<super::RequisitesInputKpp>,
+                ::std::string::String,
+            >,
+            legal_address: ::std::result::Result<
+                super::RequisitesInputLegalAddress,
+                ::std::string::String,
+            >,
+            legal_name: ::std::result::Result<
+                super::RequisitesInputLegalName,
+                ::std::string::String,
+            >,
+            ogrn: ::std::result::Result<
+                super::RequisitesInputOgrn,
+                ::std::string::String,
+            >,
+            postal_address: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            settlement_account: ::std::result::Result<
+                super::RequisitesInputSettlementAccount,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for RequisitesInput {
+            fn default() -> Self {
+                Self {
+                    bank_name: Err("no value supplied for bank_name".to_string()),
+                    bic: Err("no value supplied for bic".to_string()),
+                    correspondent_account: Err(
+                        "no value supplied for correspondent_account".to_string(),
+                    ),
+                    email: Ok(Default::default()),
+                    inn: Err("no value supplied for inn".to_string()),
+                    kpp: Ok(Default::default()),
+                    legal_address: Err(
+                        "no value supplied for legal_address".to_string(),
+                    ),
+                    legal_name: Err("no value supplied for legal_name".to_string()),
+                    ogrn: Err("no value supplied for ogrn".to_string()),
+                    postal_address: Ok(Default::default()),
+                    settlement_account: Err(
+                        "no value supplied for settlement_account".to_string(),
+                    ),
+                }
+            }
+        }
+        impl RequisitesInput {
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputBankName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn bic<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputBic>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bic = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bic: {e}")
+                    });
+                self
+            }
+            pub fn correspondent_account<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputCorrespondentAccount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.correspondent_account = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for correspondent_account: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+            pub fn inn<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputInn>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.inn = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for inn: {e}")
+                    });
+                self
+            }
+            pub fn kpp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::RequisitesInputKpp>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.kpp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for kpp: {e}")
+                    });
+                self
+            }
+            pub fn legal_address<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputLegalAddress>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.legal_address = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for legal_address: {e}")
+                    });
+                self
+            }
+            pub fn legal_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputLegalName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.legal_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for legal_name: {e}")
+                    });
+                self
+            }
+            pub fn ogrn<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputOgrn>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.ogrn = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for ogrn: {e}")
+                    });
+                self
+            }
+            pub fn postal_address<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.postal_address = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for postal_address: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn settlement_account<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequisitesInputSettlementAccount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.settlement_account = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for settlement_account: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<RequisitesInput> for super::RequisitesInput {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: RequisitesInput,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bank_name: value.bank_name?,
+                    bic: value.bic?,
+                    correspondent_account: value.correspondent_account?,
+                    email: value.email?,
+                    inn: value.inn?,
+                    kpp: value.kpp?,
+                    legal_address: value.legal_address?,
+                    legal_name: value.legal_name?,
+                    ogrn: value.ogrn?,
+                    postal_address: value.postal_address?,
+                    settlement_account: value.settlement_account?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::RequisitesInput> for RequisitesInput {
+            fn from(value: super::RequisitesInput) -> Self {
+                Self {
+                    bank_name: Ok(value.bank_name),
+                    bic: Ok(value.bic),
+                    correspondent_account: Ok(value.correspondent_account),
+                    email: Ok(value.email),
+                    inn: Ok(value.inn),
+                    kpp: Ok(value.kpp),
+                    legal_address: Ok(value.legal_address),
+                    legal_name: Ok(value.legal_name),
+                    ogrn: Ok(value.ogrn),
+                    postal_address: Ok(value.postal_address),
+                    settlement_account: Ok(value.settlement_account),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct StatusCounts {
+            cancelled: ::std::result::Result<i64, ::std::string::String>,
+            failed: ::std::result::Result<i64, ::std::string::String>,
+            pending: ::std::result::Result<i64, ::std::string::String>,
+            processing: ::std::result::Result<i64, ::std::string::String>,
+            succeeded: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for StatusCounts {
+            fn default() -> Self {
+                Self {
+                    cancelled: Err("no value supplied for cancelled".to_string()),
+                    failed: Err("no value supplied for failed".to_string()),
+                    pending: Err("no value supplied for pending".to_string()),
+                    processing: Err("no value supplied for processing".to_string()),
+                    succeeded: Err("no value supplied for succeeded".to_string()),
+                }
+            }
+        }
+        impl StatusCounts {
+            pub fn cancelled<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cancelled = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cancelled: {e}")
+                    });
+                self
+            }
+            pub fn failed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failed = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failed: {e}")
+                    });
+                self
+            }
+            pub fn pending<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pending = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pending: {e}")
+                    });
+                self
+            }
+            pub fn processing<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.processing = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for processing: {e}")
+                    });
+                self
+            }
+            pub fn succeeded<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.succeeded = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for succeeded: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<StatusCounts> for super::StatusCounts {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: StatusCounts,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    cancelled: value.cancelled?,
+                    failed: value.failed?,
+                    pending: value.pending?,
+                    processing: value.processing?,
+                    succeeded: value.succeeded?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::StatusCounts> for StatusCounts {
+            fn from(value: super::StatusCounts) -> Self {
+                Self {
+                    cancelled: Ok(value.cancelled),
+                    failed: Ok(value.failed),
+                    pending: Ok(value.pending),
+                    processing: Ok(value.processing),
+                    succeeded: Ok(value.succeeded),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Summary {
+            by_media_type: ::std::result::Result<
+                ::std::vec::Vec<super::MediaTypeSummary>,
+                ::std::string::String,
+            >,
+            by_status: ::std::result::Result<super::StatusCounts, ::std::string::String>,
+            from: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            generations: ::std::result::Result<i64, ::std::string::String>,
+            spent_rub: ::std::result::Result<f64, ::std::string::String>,
+            to: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Summary {
+            fn default() -> Self {
+                Self {
+                    by_media_type: Err(
+                        "no value supplied for by_media_type".to_string(),
+                    ),
+                    by_status: Err("no value supplied for by_status".to_string()),
+                    from: Err("no value supplied for from".to_string()),
+                    generations: Err("no value supplied for generations".to_string()),
+                    spent_rub: Err("no value supplied for spent_rub".to_string()),
+                    to: Err("no value supplied for to".to_string()),
+                }
+            }
+        }
+        impl Summary {
+            pub fn by_media_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::MediaTypeSummary>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.by_media_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for by_media_type: {e}")
+                    });
+                self
+            }
+            pub fn by_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::StatusCounts>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.by_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for by_status: {e}")
+                    });
+                self
+            }
+            pub fn from<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.from = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for from: {e}")
+                    });
+                self
+            }
+            pub fn generations<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.generations = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for generations: {e}")
+                    });
+                self
+            }
+            pub fn spent_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.spent_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for spent_rub: {e}")
+                    });
+                self
+            }
+            pub fn to<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.to = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for to: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Summary> for super::Summary {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Summary,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    by_media_type: value.by_media_type?,
+                    by_status: value.by_status?,
+                    from: value.from?,
+                    generations: value.generations?,
+                    spent_rub: value.spent_rub?,
+                    to: value.to?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Summary> for Summary {
+            fn from(value: super::Summary) -> Self {
+                Self {
+                    by_media_type: Ok(value.by_media_type),
+                    by_status: Ok(value.by_status),
+                    from: Ok(value.from),
+                    generations: Ok(value.generations),
+                    spent_rub: Ok(value.spent_rub),
+                    to: Ok(value.to),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TestWebhookRequest {
+            event_type: ::std::result::Result<
+                ::std::option::Option<super::EventType>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for TestWebhookRequest {
+            fn default() -> Self {
+                Self {
+                    event_type: Ok(Default::default()),
+                }
+            }
+        }
+        impl TestWebhookRequest {
+            pub fn event_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::EventType>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_type: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TestWebhookRequest> for super::TestWebhookRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TestWebhookRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    event_type: value.event_type?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TestWebhookRequest> for TestWebhookRequest {
+            fn from(value: super::TestWebhookRequest) -> Self {
+                Self {
+                    event_type: Ok(value.event_type),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Topup {
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            payment_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<super::TopupStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for Topup {
+            fn default() -> Self {
+                Self {
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    payment_url: Err("no value supplied for payment_url".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl Topup {
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn payment_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.payment_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for payment_url: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TopupStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Topup> for super::Topup {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Topup,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount_rub: value.amount_rub?,
+                    created_at: value.created_at?,
+                    id: value.id?,
+                    payment_url: value.payment_url?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Topup> for Topup {
+            fn from(value: super::Topup) -> Self {
+                Self {
+                    amount_rub: Ok(value.amount_rub),
+                    created_at: Ok(value.created_at),
+                    id: Ok(value.id),
+                    payment_url: Ok(value.payment_url),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TopupRequest {
+            amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            return_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for TopupRequest {
+            fn default() -> Self {
+                Self {
+                    amount_rub: Err("no value supplied for amount_rub".to_string()),
+                    return_url: Ok(Default::default()),
+                }
+            }
+        }
+        impl TopupRequest {
+            pub fn amount_rub<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<f64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount_rub = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount_rub: {e}")
+                    });
+                self
+            }
+            pub fn return_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.return_url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for return_url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TopupRequest> for super::TopupRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TopupRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount_rub: value.amount_rub?,
+                    return_url: value.return_url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TopupRequest> for TopupRequest {
+            fn from(value: super::TopupRequest) -> Self {
+                Self {
+                    amount_rub: Ok(value.amount_rub),
+                    return_url: Ok(value.return_url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct UpdateWebhookEndpointRequest {
+            active: ::std::result::Result<
+                ::std::option::Option<bool>,
+                ::std::string::String,
+            >,
+            description: ::std::result::Result<
+                ::std::option::Option<super::UpdateWebhookEndpointRequestDescription>,
+                ::std::string::String,
+            >,
+            event_types: ::std::result::Result<
+                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for UpdateWebhookEndpointRequest {
+            fn default() -> Self {
+                Self {
+                    active: Ok(Default::default()),
+                    description: Ok(Default::default()),
+                    event_types: Ok(Default::default()),
+                    url: Ok(Default::default()),
+                }
+            }
+        }
+        impl UpdateWebhookEndpointRequest {
+            pub fn active<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<bool>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.active = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for active: {e}")
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::UpdateWebhookEndpointRequestDescription>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn event_types<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_types = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_types: {e}")
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<UpdateWebhookEndpointRequest>
+        for super::UpdateWebhookEndpointRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: UpdateWebhookEndpointRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    active: value.active?,
+                    description: value.description?,
+                    event_types: value.event_types?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::UpdateWebhookEndpointRequest>
+        for UpdateWebhookEndpointRequest {
+            fn from(value: super::UpdateWebhookEndpointRequest) -> Self {
+                Self {
+                    active: Ok(value.active),
+                    description: Ok(value.description),
+                    event_types: Ok(value.event_types),
+                    url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookDeliveryAttempt {
+            attempt: ::std::result::Result<i64, ::std::string::String>,
+            attempted_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            duration_ms: ::std::result::Result<i64, ::std::string::String>,
+            error: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            event_id: ::std::result::Result<
+                super::WebhookDeliveryAttemptEventId,
+                ::std::string::String,
+            >,
+            event_type: ::std::result::Result<super::EventType, ::std::string::String>,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            message_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            next_attempt_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            outcome: ::std::result::Result<
+                super::WebhookDeliveryAttemptOutcome,
+                ::std::string::String,
+            >,
+            response_excerpt: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            response_status: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            trigger: ::std::result::Result<
+                super::WebhookDeliveryAttemptTrigger,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookDeliveryAttempt {
+            fn default() -> Self {
+                Self {
+                    attempt: Err("no value supplied for attempt".to_string()),
+                    attempted_at: Err("no value supplied for attempted_at".to_string()),
+                    duration_ms: Err("no value supplied for duration_ms".to_string()),
+                    error: Err("no value supplied for error".to_string()),
+                    event_id: Err("no value supplied for event_id".to_string()),
+                    event_type: Err("no value supplied for event_type".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    message_id: Err("no value supplied for message_id".to_string()),
+                    next_attempt_at: Err(
+                        "no value supplied for next_attempt_at".to_string(),
+                    ),
+                    outcome: Err("no value supplied for outcome".to_string()),
+                    response_excerpt: Err(
+                        "no value supplied for response_excerpt".to_string(),
+                    ),
+                    response_status: Err(
+                        "no value supplied for response_status".to_string(),
+                    ),
+                    trigger: Err("no value supplied for trigger".to_string()),
+                }
+            }
+        }
+        impl WebhookDeliveryAttempt {
+            pub fn attempt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.attempt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for attempt: {e}")
+                    });
+                self
+            }
+            pub fn attempted_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.attempted_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for attempted_at: {e}")
+                    });
+                self
+            }
+            pub fn duration_ms<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.duration_ms = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for duration_ms: {e}")
+                    });
+                self
+            }
+            pub fn error<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error: {e}")
+                    });
+                self
+            }
+            pub fn event_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptEventId>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_id: {e}")
+                    });
+                self
+            }
+            pub fn event_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::EventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_type: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn message_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message_id: {e}")
+                    });
+                self
+            }
+            pub fn next_attempt_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_attempt_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for next_attempt_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn outcome<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptOutcome>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.outcome = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for outcome: {e}")
+                    });
+                self
+            }
+            pub fn response_excerpt<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_excerpt = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for response_excerpt: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn response_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for response_status: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn trigger<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptTrigger>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.trigger = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for trigger: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookDeliveryAttempt>
+        for super::WebhookDeliveryAttempt {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookDeliveryAttempt,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    attempt: value.attempt?,
+                    attempted_at: value.attempted_at?,
+                    duration_ms: value.duration_ms?,
+                    error: value.error?,
+                    event_id: value.event_id?,
+                    event_type: value.event_type?,
+                    id: value.id?,
+                    message_id: value.message_id?,
+                    next_attempt_at: value.next_attempt_at?,
+                    outcome: value.outcome?,
+                    response_excerpt: value.response_excerpt?,
+                    response_status: value.response_status?,
+                    trigger: value.trigger?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookDeliveryAttempt>
+        for WebhookDeliveryAttempt {
+            fn from(value: super::WebhookDeliveryAttempt) -> Self {
+                Self {
+                    attempt: Ok(value.attempt),
+                    attempted_at: Ok(value.attempted_at),
+                    duration_ms: Ok(value.duration_ms),
+                    error: Ok(value.error),
+                    event_id: Ok(value.event_id),
+                    event_type: Ok(value.event_type),
+                    id: Ok(value.id),
+                    message_id: Ok(value.message_id),
+                    next_attempt_at: Ok(value.next_attempt_at),
+                    outcome: Ok(value.outcome),
+                    response_excerpt: Ok(value.response_excerpt),
+                    response_status: Ok(value.response_status),
+                    trigger: Ok(value.trigger),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookDeliveryAttemptList {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::WebhookDeliveryAttempt>,
+                ::std::string::String,
+            >,
+            has_more: ::std::result::Result<bool, ::std::string::String>,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookDeliveryAttemptList {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    has_more: Err("no value supplied for has_more".to_string()),
+                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                }
+            }
+        }
+        impl WebhookDeliveryAttemptList {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::vec::Vec<super::WebhookDeliveryAttempt>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn has_more<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.has_more = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for has_more: {e}")
+                    });
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for next_cursor: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookDeliveryAttemptList>
+        for super::WebhookDeliveryAttemptList {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookDeliveryAttemptList,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    has_more: value.has_more?,
+                    next_cursor: value.next_cursor?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookDeliveryAttemptList>
+        for WebhookDeliveryAttemptList {
+            fn from(value: super::WebhookDeliveryAttemptList) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    has_more: Ok(value.has_more),
+                    next_cursor: Ok(value.next_cursor),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookEndpoint {
+            active: ::std::result::Result<bool, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            description: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            disabled_reason: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            event_types: ::std::result::Result<
+                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::string::String,
+            >,
+            failure_count: ::std::result::Result<i64, ::std::string::String>,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            last_delivery_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for WebhookEndpoint {
+            fn default() -> Self {
+                Self {
+                    active: Err("no value supplied for active".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    description: Ok(Default::default()),
+                    disabled_reason: Ok(Default::default()),
+                    event_types: Err("no value supplied for event_types".to_string()),
+                    failure_count: Err(
+                        "no value supplied for failure_count".to_string(),
+                    ),
+                    id: Err("no value supplied for id".to_string()),
+                    last_delivery_at: Err(
+                        "no value supplied for last_delivery_at".to_string(),
+                    ),
+                    url: Err("no value supplied for url".to_string()),
+                }
+            }
+        }
+        impl WebhookEndpoint {
+            pub fn active<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.active = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for active: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for description: {e}")
+                    });
+                self
+            }
+            pub fn disabled_reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.disabled_reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for disabled_reason: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn event_types<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_types = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_types: {e}")
+                    });
+                self
+            }
+            pub fn failure_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failure_count: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn last_delivery_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.last_delivery_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for last_delivery_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookEndpoint> for super::WebhookEndpoint {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookEndpoint,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    active: value.active?,
+                    created_at: value.created_at?,
+                    description: value.description?,
+                    disabled_reason: value.disabled_reason?,
+                    event_types: value.event_types?,
+                    failure_count: value.failure_count?,
+                    id: value.id?,
+                    last_delivery_at: value.last_delivery_at?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookEndpoint> for WebhookEndpoint {
+            fn from(value: super::WebhookEndpoint) -> Self {
+                Self {
+                    active: Ok(value.active),
+                    created_at: Ok(value.created_at),
+                    description: Ok(value.description),
+                    disabled_reason: Ok(value.disabled_reason),
+                    event_types: Ok(value.event_types),
+                    failure_count: Ok(value.failure_count),
+                    id: Ok(value.id),
+                    last_delivery_at: Ok(value.last_delivery_at),
+                    url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookEndpointCreated {
+            event_types: ::std::result::Result<
+                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            secret: ::std::result::Result<
+                super::WebhookEndpointCreatedSecret,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for WebhookEndpointCreated {
+            fn default() -> Self {
+                Self {
+                    event_types: Err("no value supplied for event_types".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    secret: Err("no value supplied for secret".to_string()),
+                    url: Err("no value supplied for url".to_string()),
+                }
+            }
+        }
+        impl WebhookEndpointCreated {
+            pub fn event_types<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_types = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_types: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn secret<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookEndpointCreatedSecret>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.secret = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for secret: {e}")
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookEndpointCreated>
+        for super::WebhookEndpointCreated {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookEndpointCreated,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    event_types: value.event_types?,
+                    id: value.id?,
+                    secret: value.secret?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookEndpointCreated>
+        for WebhookEndpointCreated {
+            fn from(value: super::WebhookEndpointCreated) -> Self {
+                Self {
+                    event_types: Ok(value.event_types),
+                    id: Ok(value.id),
+                    secret: Ok(value.secret),
+                    url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookEndpointList {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::WebhookEndpoint>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookEndpointList {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                }
+            }
+        }
+        impl WebhookEndpointList {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::WebhookEndpoint>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookEndpointList>
+        for super::WebhookEndpointList {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookEndpointList,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { data: value.data? })
+            }
+        }
+        impl ::std::convert::From<super::WebhookEndpointList> for WebhookEndpointList {
+            fn from(value: super::WebhookEndpointList) -> Self {
+                Self { data: Ok(value.data) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookMessageQueued {
+            event_id: ::std::result::Result<
+                super::WebhookMessageQueuedEventId,
+                ::std::string::String,
+            >,
+            event_type: ::std::result::Result<super::EventType, ::std::string::String>,
+            message_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            scheduled_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookMessageQueued {
+            fn default() -> Self {
+                Self {
+                    event_id: Err("no value supplied for event_id".to_string()),
+                    event_type: Err("no value supplied for event_type".to_string()),
+                    message_id: Err("no value supplied for message_id".to_string()),
+                    scheduled_at: Err("no value supplied for scheduled_at".to_string()),
+                }
+            }
+        }
+        impl WebhookMessageQueued {
+            pub fn event_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookMessageQueuedEventId>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_id: {e}")
+                    });
+                self
+            }
+            pub fn event_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::EventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_type: {e}")
+                    });
+                self
+            }
+            pub fn message_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message_id: {e}")
+                    });
+                self
+            }
+            pub fn scheduled_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scheduled_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for scheduled_at: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookMessageQueued>
+        for super::WebhookMessageQueued {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookMessageQueued,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    event_id: value.event_id?,
+                    event_type: value.event_type?,
+                    message_id: value.message_id?,
+                    scheduled_at: value.scheduled_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookMessageQueued> for WebhookMessageQueued {
+            fn from(value: super::WebhookMessageQueued) -> Self {
+                Self {
+                    event_id: Ok(value.event_id),
+                    event_type: Ok(value.event_type),
+                    message_id: Ok(value.message_id),
+                    scheduled_at: Ok(value.scheduled_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookSecret {
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            rotated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            secret: ::std::result::Result<
+                super::WebhookSecretSecret,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookSecret {
+            fn default() -> Self {
+                Self {
+                    id: Err("no value supplied for id".to_string()),
+                    rotated_at: Err("no value supplied for rotated_at".to_string()),
+                    secret: Err("no value supplied for secret".to_string()),
+                }
+            }
+        }
+        impl WebhookSecret {
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn rotated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.rotated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for rotated_at: {e}")
+                    });
+                self
+            }
+            pub fn secret<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookSecretSecret>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.secret = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for secret: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookSecret> for super::WebhookSecret {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookSecret,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    id: value.id?,
+                    rotated_at: value.rotated_at?,
+                    secret: value.secret?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookSecret> for WebhookSecret {
+            fn from(value: super::WebhookSecret) -> Self {
+                Self {
+                    id: Ok(value.id),
+                    rotated_at: Ok(value.rotated_at),
+                    secret: Ok(value.secret),
                 }
             }
         }
@@ -174,9 +11150,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-/**Client for placeholder
-
-Version: 0*/
+#[doc = "Client for Media Generation Service API\n\nAggregator of AI media generation: images, video, voice (text to speech) and music behind one REST interface. `POST /v1/generations` creates an asynchronous task for every media type; the model given as `modelSlug` decides the media type and the accepted parameters. The result is polled with `GET /v1/generations/{id}` or delivered by webhook (recommended for video and music). Usage is paid per generation from a single balance in roubles: the cost is reserved at creation and returned if the task finally fails. A public catalogue lists models, their parameters and prices; legal entities have requisites, invoices, PDF invoices and closing acts. Bodies are JSON (`Content-Type: application/json`).\n\n**Authentication.** Every operation except the public ones (`GET /health`, `GET /v1/catalog/`, `GET /api/openapi.json`, `POST /v1/auth/magic-link/request`) needs `Authorization: Bearer <API_KEY>`. An absent, invalid or revoked key gives 401 AUTHENTICATION_ERROR; a valid key without the right gives 403 AUTHORIZATION_ERROR; another user's resource gives 404 NOT_FOUND.\n\n**Limits.** 60 requests per minute per IP address (not per key: clients behind one address share it); `POST /v1/auth/magic-link/request` 10 per minute and `POST /v1/files` 20 per minute per IP address; the invoice PDF and closing act 30 per minute per IP address; `POST /v1/billing/topup` 5 per 600 seconds per user; 5 active (PENDING plus PROCESSING) generations per user; 5 webhook endpoints per account. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the window resets) for the limit of its route. A windowed limit gives 429 RATE_LIMIT_ERROR with `retry-after` and `error.details.retryAfter` (seconds); the concurrency limit gives 429 RATE_LIMIT_ERROR with neither. Recommended client retry: exponential delay with jitter, 1 s, 2 s, 4 s, 8 s, stop after 5 attempts. The rate-limit model is under review and may change.\n\n**Errors.** Every error has status 400 or above and the `Error` envelope: `error.code`, `error.message`, `error.requestId` (`req_...`), `error.timestamp` and optional `error.details`. Asynchronous failures of a task are reported as `errorCode` (FailureCode), not as HTTP errors.\n\n**Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.\n\n**Design notes.** The service document leaves some points \"not shown\"; this contract fixes them, and every such text is marked *Design:*. In short: `prompt` is required (1..20000 characters) and `params` optional; `Idempotency-Key` is 1..255 characters, kept 24 hours per user, and a repeat returns the existing generation (its id, current status and cost) with no new charge; the generation area has five operations (create, list, get, cancel, estimate) and a CANCELLED status reached only by cancelling a PENDING task; lists are `{data, nextCursor, hasMore}` with cursor pagination, except the webhook endpoint list `{data}`; webhook endpoints can be read, updated (also to reactivate them), tested and their delivery attempts listed and redelivered; rotate-secret answers 200 and delete answers 204; files are uploaded through presigned PUT URLs valid 15 minutes, with limits of 20/50/100 MiB for image/audio/video; refunds show in the history as the charge entry turning REFUNDED; the daily top-up cap is 300000 RUB per UTC day; the magic-link request is public and always answers the same; the members GATEWAY_TIMEOUT, GATEWAY_UNAVAILABLE, BILLING_UNAVAILABLE and BILLING_TIMEOUT stand for the GATEWAY_*/BILLING_* families.\n\nVersion: 1.0.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -212,7 +11186,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "0"
+        "1.0.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -226,7 +11200,25 @@ impl ClientInfo<()> for Client {
 }
 impl ClientHooks<()> for &Client {}
 impl Client {
-    /**Sends a `GET` request to `/health`
+    /**Get this OpenAPI document
+
+The machine-readable description of the API (this OpenAPI 3.1 document). Public.
+
+Sends a `GET` request to `/api/openapi.json`
+
+```ignore
+let response = client.get_openapi_document()
+    .send()
+    .await;
+```*/
+    pub fn get_openapi_document(&self) -> builder::GetOpenapiDocument<'_> {
+        builder::GetOpenapiDocument::new(self)
+    }
+    /**Liveness check
+
+Public liveness check. *Design:* 200 with `{status: ok, time, version}`; 503 SERVICE_UNAVAILABLE during maintenance.
+
+Sends a `GET` request to `/health`
 
 ```ignore
 let response = client.get_health()
@@ -235,6 +11227,542 @@ let response = client.get_health()
 ```*/
     pub fn get_health(&self) -> builder::GetHealth<'_> {
         builder::GetHealth::new(self)
+    }
+    /**Get the account
+
+*Design:* the account that owns the API key, with its balance and limits.
+
+Sends a `GET` request to `/v1/account`
+
+```ignore
+let response = client.get_account()
+    .send()
+    .await;
+```*/
+    pub fn get_account(&self) -> builder::GetAccount<'_> {
+        builder::GetAccount::new(self)
+    }
+    /**Request a sign-in link by e-mail
+
+Sends a sign-in link for the dashboard to the address. Auth is not stated in the document; *Design:* public, since the person signing in has no key yet. The answer is 202 with the same text whether an account exists or not. Limit: 10 requests per minute per IP address.
+
+Sends a `POST` request to `/v1/auth/magic-link/request`
+
+```ignore
+let response = client.request_magic_link()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn request_magic_link(&self) -> builder::RequestMagicLink<'_> {
+        builder::RequestMagicLink::new(self)
+    }
+    /**Get the balance
+
+*Design:* the single balance in roubles: available for new tasks, and reserved for active tasks.
+
+Sends a `GET` request to `/v1/billing/balance`
+
+```ignore
+let response = client.get_balance()
+    .send()
+    .await;
+```*/
+    pub fn get_balance(&self) -> builder::GetBalance<'_> {
+        builder::GetBalance::new(self)
+    }
+    /**List balance operations
+
+*Design:* the balance history, newest first. Refunds do not appear as entries of their own: a refunded charge has status REFUNDED, `refundedAt` set and `netAmountRub` 0. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+
+Sends a `GET` request to `/v1/billing/history`
+
+Arguments:
+- `cursor`: Opaque cursor: the `nextCursor` of the previous page. Absent for the first page.
+- `from`: Start of the period (inclusive), ISO 8601.
+- `limit`: Page size, 1 to 100; default 20.
+- `to`: End of the period (exclusive), ISO 8601.
+- `type_`: Only entries of this type.
+```ignore
+let response = client.list_billing_history()
+    .cursor(cursor)
+    .from(from)
+    .limit(limit)
+    .to(to)
+    .type_(type_)
+    .send()
+    .await;
+```*/
+    pub fn list_billing_history(&self) -> builder::ListBillingHistory<'_> {
+        builder::ListBillingHistory::new(self)
+    }
+    /**List invoices
+
+*Design:* the invoices of the account, newest first. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+
+Sends a `GET` request to `/v1/billing/invoices`
+
+Arguments:
+- `cursor`: Opaque cursor: the `nextCursor` of the previous page. Absent for the first page.
+- `limit`: Page size, 1 to 100; default 20.
+```ignore
+let response = client.list_invoices()
+    .cursor(cursor)
+    .limit(limit)
+    .send()
+    .await;
+```*/
+    pub fn list_invoices(&self) -> builder::ListInvoices<'_> {
+        builder::ListInvoices::new(self)
+    }
+    /**Issue an invoice
+
+*Design:* issues an invoice for a prepayment by bank transfer (VAT 20% included). The requisites must be set first, else 400 VALIDATION_ERROR at path `/requisites`. When paid, the balance is credited with `amountRub` and the closing act becomes available.
+
+Sends a `POST` request to `/v1/billing/invoices`
+
+```ignore
+let response = client.create_invoice()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_invoice(&self) -> builder::CreateInvoice<'_> {
+        builder::CreateInvoice::new(self)
+    }
+    /**Download the closing act
+
+The closing act of an invoice, as PDF. *Design:* available once the invoice is PAID; before that 409 CONFLICT_ERROR. Limit: 30 requests per minute per IP address.
+
+Sends a `GET` request to `/v1/billing/invoices/{id}/act`
+
+Arguments:
+- `id`: Identifier (UUID) of the invoice.
+```ignore
+let response = client.get_invoice_act()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn get_invoice_act(&self) -> builder::GetInvoiceAct<'_> {
+        builder::GetInvoiceAct::new(self)
+    }
+    /**Download the invoice PDF
+
+The PDF of an invoice. Limit: 30 requests per minute per IP address.
+
+Sends a `GET` request to `/v1/billing/invoices/{id}/pdf`
+
+Arguments:
+- `id`: Identifier (UUID) of the invoice.
+```ignore
+let response = client.get_invoice_pdf()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn get_invoice_pdf(&self) -> builder::GetInvoicePdf<'_> {
+        builder::GetInvoicePdf::new(self)
+    }
+    /**Get the requisites
+
+*Design:* the requisites of the legal entity; 404 NOT_FOUND when they were never set.
+
+Sends a `GET` request to `/v1/billing/requisites`
+
+```ignore
+let response = client.get_requisites()
+    .send()
+    .await;
+```*/
+    pub fn get_requisites(&self) -> builder::GetRequisites<'_> {
+        builder::GetRequisites::new(self)
+    }
+    /**Set the requisites
+
+*Design:* sets or replaces the whole set of requisites. INN, OGRN and the settlement account are checked with their check digits (400 VALIDATION_ERROR, keyword `checksum`).
+
+Sends a `PUT` request to `/v1/billing/requisites`
+
+```ignore
+let response = client.set_requisites()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn set_requisites(&self) -> builder::SetRequisites<'_> {
+        builder::SetRequisites::new(self)
+    }
+    /**Top up the balance
+
+Creates a balance top-up. *Design:* card payment: send the user to `paymentUrl`; the top-up becomes SUCCEEDED (balance credited) or FAILED. Limits: 5 requests per 600 seconds per user (429 RATE_LIMIT_ERROR with `retry-after`). *Design:* a daily cap of 300000 RUB of top-ups per user per UTC day gives 429 DAILY_CAP_EXCEEDED, without `retry-after`; the cap resets at 00:00 UTC.
+
+Sends a `POST` request to `/v1/billing/topup`
+
+```ignore
+let response = client.create_topup()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_topup(&self) -> builder::CreateTopup<'_> {
+        builder::CreateTopup::new(self)
+    }
+    /**List the models
+
+Public catalogue: the models, their parameters and prices in roubles. The path ends with a slash, as given.
+
+Sends a `GET` request to `/v1/catalog/`
+
+```ignore
+let response = client.list_catalog()
+    .send()
+    .await;
+```*/
+    pub fn list_catalog(&self) -> builder::ListCatalog<'_> {
+        builder::ListCatalog::new(self)
+    }
+    /**Request an upload URL for an input file
+
+Gives a presigned URL for an input file (the files area has 3 endpoints). *Design:* send the bytes with `PUT` to `uploadUrl` with `uploadHeaders` within 15 minutes (`expiresAt`), then pass `fileId` as `params.image_file_id`. Limits by type: images 20 MiB, audio 50 MiB, video 100 MiB; too large a file or an unsupported type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`. Limit: 20 requests per minute per IP address.
+
+Sends a `POST` request to `/v1/files`
+
+```ignore
+let response = client.create_file_upload()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_file_upload(&self) -> builder::CreateFileUpload<'_> {
+        builder::CreateFileUpload::new(self)
+    }
+    /**Get a file
+
+*Design:* an input file and whether its bytes have arrived.
+
+Sends a `GET` request to `/v1/files/{id}`
+
+Arguments:
+- `id`: Identifier (UUID) of the file.
+```ignore
+let response = client.get_file()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn get_file(&self) -> builder::GetFile<'_> {
+        builder::GetFile::new(self)
+    }
+    /**Delete a file
+
+*Design:* deletes an input file; 204 with no body. A task that has not fetched it yet fails with `input_fetch_failed`.
+
+Sends a `DELETE` request to `/v1/files/{id}`
+
+Arguments:
+- `id`: Identifier (UUID) of the file.
+```ignore
+let response = client.delete_file()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn delete_file(&self) -> builder::DeleteFile<'_> {
+        builder::DeleteFile::new(self)
+    }
+    /**List generations
+
+*Design:* the user's generations, newest first, optionally filtered by status and model. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+
+Sends a `GET` request to `/v1/generations`
+
+Arguments:
+- `cursor`: Opaque cursor: the `nextCursor` of the previous page. Absent for the first page.
+- `limit`: Page size, 1 to 100; default 20.
+- `model_slug`: Only generations of this model.
+- `status`: Only generations in this status.
+```ignore
+let response = client.list_generations()
+    .cursor(cursor)
+    .limit(limit)
+    .model_slug(model_slug)
+    .status(status)
+    .send()
+    .await;
+```*/
+    pub fn list_generations(&self) -> builder::ListGenerations<'_> {
+        builder::ListGenerations::new(self)
+    }
+    /**Create a generation task
+
+Creates an asynchronous generation task for any media type; the model named by `modelSlug` decides the media type and the accepted `params`.
+
+1. When the request is accepted, the answer is 202 with `{id, status: PENDING, costRub}`.
+2. The cost is reserved on the balance at the moment of the answer.
+3. A missing required property (`modelSlug`, `prompt`) or an invalid parameter gives 400 VALIDATION_ERROR with `error.details.fields[]`.
+4. A `modelSlug` that names no model gives 404 NOT_FOUND.
+5. When the user already has 5 active (PENDING or PROCESSING) tasks, the answer is 429 RATE_LIMIT_ERROR with message `Maximum 5 concurrent generations allowed`, without `details.retryAfter` and without `retry-after`.
+6. When the balance is below the cost, the answer is 402 INSUFFICIENT_BALANCE with `error.details.required` and `error.details.available`.
+7. When an earlier request with the same `Idempotency-Key` from the same user exists, the answer is 202 with the existing generation (`id`, `status`, `costRub`): no new generation, no second charge; the body is not compared. *Design:* keys are kept 24 hours; `status` is the generation's current status.
+8. While an idempotent request is still being executed, the answer is 409 CONFLICT_ERROR (*Design:* always 409, retry after a short delay).
+9. Model, billing and provider errors apply: 403 MODEL_NOT_AVAILABLE, 410 MODEL_UNAVAILABLE, 503 MARGIN_GUARD, 503 UPSTREAM_CIRCUIT_OPEN, 409 MODERATION_REPEAT_BLOCKED, and 400 VALIDATION_ERROR `Model pricing not configured`.
+
+Afterwards the task runs asynchronously: poll `GET /v1/generations/{id}` while the status is PENDING or PROCESSING, or receive the `generation.completed` / `generation.failed` webhook (recommended for video and music). A task that fails finally (3 worker attempts used up, or another asynchronous failure) gets `errorCode` and its reserved cost back; one task gives one charge and at most one refund.
+
+Sends a `POST` request to `/v1/generations`
+
+Arguments:
+- `idempotency_key`: Client-chosen key that makes creation safe to repeat. *Design:* 1 to 255 characters; keys are kept 24 hours, per user. A request with a key already used by the same user answers 202 with the existing generation (its `id`, its current `status` and `costRub`): no new generation, no second charge, and the body is not compared. While the first request with the key is still executing the answer is 409 CONFLICT_ERROR.
+- `body`
+```ignore
+let response = client.create_generation()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_generation(&self) -> builder::CreateGeneration<'_> {
+        builder::CreateGeneration::new(self)
+    }
+    /**Estimate the cost of a generation
+
+*Design:* prices a would-be generation. The same validation as `POST /v1/generations` applies (400, 403 MODEL_NOT_AVAILABLE, 404, 409 MODERATION_REPEAT_BLOCKED, 410, 503 MARGIN_GUARD / UPSTREAM_CIRCUIT_OPEN), but no task is created, no money moves, the concurrency limit is not checked and the answer is never 402: `sufficient` is false instead.
+
+Sends a `POST` request to `/v1/generations/estimate`
+
+```ignore
+let response = client.estimate_generation()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn estimate_generation(&self) -> builder::EstimateGeneration<'_> {
+        builder::EstimateGeneration::new(self)
+    }
+    /**Get a generation
+
+The generation object: `outputUrls` is filled when the status is SUCCEEDED, `errorCode` when it is FAILED. Poll while the status is PENDING or PROCESSING (with the recommended exponential delay), or use webhooks. A generation that does not exist or belongs to another user gives 404 NOT_FOUND.
+
+Sends a `GET` request to `/v1/generations/{id}`
+
+Arguments:
+- `id`: Identifier (UUID) of the generation.
+```ignore
+let response = client.get_generation()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn get_generation(&self) -> builder::GetGeneration<'_> {
+        builder::GetGeneration::new(self)
+    }
+    /**Cancel a pending generation
+
+*Design:* cancels a task that is still PENDING: its status becomes CANCELLED, `finishedAt` is set, the reserved cost is returned to the balance (the charge entry in the history becomes REFUNDED) and no webhook event is sent. A task that is PROCESSING or final gives 409 CONFLICT_ERROR.
+
+Sends a `POST` request to `/v1/generations/{id}/cancel`
+
+Arguments:
+- `id`: Identifier (UUID) of the generation.
+```ignore
+let response = client.cancel_generation()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn cancel_generation(&self) -> builder::CancelGeneration<'_> {
+        builder::CancelGeneration::new(self)
+    }
+    /**Get the spending summary
+
+*Design:* spending and generations for the dashboard over a period; `from` and `to` default to the last 30 days. Refunded charges are netted out.
+
+Sends a `GET` request to `/v1/stats/summary`
+
+Arguments:
+- `from`: Start of the period (inclusive), ISO 8601.
+- `to`: End of the period (exclusive), ISO 8601.
+```ignore
+let response = client.get_summary()
+    .from(from)
+    .to(to)
+    .send()
+    .await;
+```*/
+    pub fn get_summary(&self) -> builder::GetSummary<'_> {
+        builder::GetSummary::new(self)
+    }
+    /**List webhook endpoints
+
+The endpoints of the account with `id`, `url`, `eventTypes`, `active`, `failureCount`, `lastDeliveryAt` and `createdAt` (and the design fields `description`, `disabledReason`); never the `secret`. *Design:* the list is wrapped as `{data}` without pagination (at most 5 endpoints).
+
+Sends a `GET` request to `/v1/webhook-endpoints`
+
+```ignore
+let response = client.list_webhook_endpoints()
+    .send()
+    .await;
+```*/
+    pub fn list_webhook_endpoints(&self) -> builder::ListWebhookEndpoints<'_> {
+        builder::ListWebhookEndpoints::new(self)
+    }
+    /**Create a webhook endpoint
+
+Registers an address that receives the webhook events (managed through the API only). `eventTypes` takes exact names, `generation.*` or `*`; absent or empty means all events. The answer (201) has `id`, `url`, `secret` and `eventTypes`; the `secret` is displayed once.
+
+Validation, each giving 400 VALIDATION_ERROR with the message shown:
+
+| Condition | Message |
+|---|---|
+| The account already has 5 endpoints | `Maximum 5 webhook endpoints allowed` |
+| Scheme is neither http nor https (https recommended) | `Only http and https URLs are allowed` |
+| Host is localhost | `Localhost URLs are not allowed` |
+| Host is a private network address | `Private IP addresses are not allowed` |
+| Host name does not resolve | `DNS resolution failed for the provided hostname` |
+| Unknown event name in `eventTypes` | The message lists the allowed values (also in `details.allowedValues`) |
+
+Sends a `POST` request to `/v1/webhook-endpoints`
+
+```ignore
+let response = client.create_webhook_endpoint()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_webhook_endpoint(&self) -> builder::CreateWebhookEndpoint<'_> {
+        builder::CreateWebhookEndpoint::new(self)
+    }
+    /**Get a webhook endpoint
+
+*Design:* one endpoint of the account, without the `secret`. Another account's endpoint gives 404.
+
+Sends a `GET` request to `/v1/webhook-endpoints/{id}`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+```ignore
+let response = client.get_webhook_endpoint()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn get_webhook_endpoint(&self) -> builder::GetWebhookEndpoint<'_> {
+        builder::GetWebhookEndpoint::new(self)
+    }
+    /**Delete a webhook endpoint
+
+Deletes the endpoint; no further deliveries are made to it. *Design:* 204 with no body.
+
+Sends a `DELETE` request to `/v1/webhook-endpoints/{id}`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+```ignore
+let response = client.delete_webhook_endpoint()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn delete_webhook_endpoint(&self) -> builder::DeleteWebhookEndpoint<'_> {
+        builder::DeleteWebhookEndpoint::new(self)
+    }
+    /**Update a webhook endpoint
+
+*Design:* changes the given members only. A new `url` passes the same checks as at creation (400 with the same messages). `active: true` re-enables an endpoint disabled by a 410 answer or deactivated after 30 x 24 consecutive failures and resets `failureCount` to 0; `active: false` disables it (`disabledReason` `manual`).
+
+Sends a `PATCH` request to `/v1/webhook-endpoints/{id}`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+- `body`
+```ignore
+let response = client.update_webhook_endpoint()
+    .id(id)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn update_webhook_endpoint(&self) -> builder::UpdateWebhookEndpoint<'_> {
+        builder::UpdateWebhookEndpoint::new(self)
+    }
+    /**List delivery attempts
+
+*Design:* the delivery attempts to this endpoint, newest first, automatic and manual. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+
+Sends a `GET` request to `/v1/webhook-endpoints/{id}/deliveries`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+- `cursor`: Opaque cursor: the `nextCursor` of the previous page. Absent for the first page.
+- `limit`: Page size, 1 to 100; default 20.
+```ignore
+let response = client.list_webhook_deliveries()
+    .id(id)
+    .cursor(cursor)
+    .limit(limit)
+    .send()
+    .await;
+```*/
+    pub fn list_webhook_deliveries(&self) -> builder::ListWebhookDeliveries<'_> {
+        builder::ListWebhookDeliveries::new(self)
+    }
+    /**Redeliver a message
+
+*Design:* queues one manual attempt of an earlier message to this endpoint: the same body and the same `webhook-id`, with a fresh `webhook-timestamp` and signature. It is recorded with `trigger` `manual` and does not change the automatic retry schedule. An unknown message of this endpoint gives 404; an inactive endpoint gives 409 CONFLICT_ERROR.
+
+Sends a `POST` request to `/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+- `message_id`: Identifier (UUID) of the webhook message: the `webhook-id` header value of its deliveries.
+```ignore
+let response = client.redeliver_webhook_message()
+    .id(id)
+    .message_id(message_id)
+    .send()
+    .await;
+```*/
+    pub fn redeliver_webhook_message(&self) -> builder::RedeliverWebhookMessage<'_> {
+        builder::RedeliverWebhookMessage::new(self)
+    }
+    /**Rotate the signing secret
+
+Issues a new signing secret, shown in this response once. The old secret is invalid at once: every later delivery, retries included, is signed with the new one. *Design:* 200 with `id`, `secret`, `rotatedAt`.
+
+Sends a `POST` request to `/v1/webhook-endpoints/{id}/rotate-secret`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+```ignore
+let response = client.rotate_webhook_endpoint_secret()
+    .id(id)
+    .send()
+    .await;
+```*/
+    pub fn rotate_webhook_endpoint_secret(
+        &self,
+    ) -> builder::RotateWebhookEndpointSecret<'_> {
+        builder::RotateWebhookEndpointSecret::new(self)
+    }
+    /**Send a test event
+
+*Design:* queues a test message of `eventType` (default `generation.completed`) to this endpoint, whatever its `eventTypes`. The payload has the shape of the real event with sample values (no real generation), is signed like every delivery and is retried like one. An inactive endpoint gives 409 CONFLICT_ERROR (reactivate it first).
+
+Sends a `POST` request to `/v1/webhook-endpoints/{id}/test`
+
+Arguments:
+- `id`: Identifier of the webhook endpoint (`we_` followed by 24 characters).
+- `body`: Optional; absent means `generation.completed`.
+```ignore
+let response = client.send_test_webhook()
+    .id(id)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn send_test_webhook(&self) -> builder::SendTestWebhook<'_> {
+        builder::SendTestWebhook::new(self)
     }
 }
 /// Types for composing operation parameters.
@@ -246,6 +11774,85 @@ pub mod builder {
         encode_path, ByteStream, ClientInfo, ClientHooks, Error, OperationInfo,
         RequestBuilderExt, ResponseValue,
     };
+    /**Builder for [`Client::get_openapi_document`]
+
+[`Client::get_openapi_document`]: super::Client::get_openapi_document*/
+    #[derive(Debug, Clone)]
+    pub struct GetOpenapiDocument<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetOpenapiDocument<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/api/openapi.json`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<::serde_json::Map<::std::string::String, ::serde_json::Value>>,
+            Error<types::Error>,
+        > {
+            let Self { client } = self;
+            let url = format!("{}/api/openapi.json", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_openapi_document",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     /**Builder for [`Client::get_health`]
 
 [`Client::get_health`]: super::Client::get_health*/
@@ -260,7 +11867,7 @@ pub mod builder {
         ///Sends a `GET` request to `/health`
         pub async fn send(
             self,
-        ) -> Result<ResponseValue<types::GetHealthResponse>, Error<()>> {
+        ) -> Result<ResponseValue<types::Health>, Error<types::Error>> {
             let Self { client } = self;
             let url = format!("{}/health", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -290,6 +11897,3913 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_account`]
+
+[`Client::get_account`]: super::Client::get_account*/
+    #[derive(Debug, Clone)]
+    pub struct GetAccount<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetAccount<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/v1/account`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Account>, Error<types::Error>> {
+            let Self { client } = self;
+            let url = format!("{}/v1/account", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_account",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::request_magic_link`]
+
+[`Client::request_magic_link`]: super::Client::request_magic_link*/
+    #[derive(Debug, Clone)]
+    pub struct RequestMagicLink<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::MagicLinkRequest, String>,
+    }
+    impl<'a> RequestMagicLink<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::MagicLinkRequest>,
+            <V as std::convert::TryInto<
+                types::MagicLinkRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `MagicLinkRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::MagicLinkRequest,
+            ) -> types::builder::MagicLinkRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/auth/magic-link/request`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::MagicLinkAccepted>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::MagicLinkRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/auth/magic-link/request", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "request_magic_link",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_balance`]
+
+[`Client::get_balance`]: super::Client::get_balance*/
+    #[derive(Debug, Clone)]
+    pub struct GetBalance<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetBalance<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/v1/billing/balance`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Balance>, Error<types::Error>> {
+            let Self { client } = self;
+            let url = format!("{}/v1/billing/balance", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_balance",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_billing_history`]
+
+[`Client::list_billing_history`]: super::Client::list_billing_history*/
+    #[derive(Debug, Clone)]
+    pub struct ListBillingHistory<'a> {
+        client: &'a super::Client,
+        cursor: Result<Option<::std::string::String>, String>,
+        from: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
+        limit: Result<Option<::std::num::NonZeroU64>, String>,
+        to: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
+        type_: Result<Option<types::ListBillingHistoryType>, String>,
+    }
+    impl<'a> ListBillingHistory<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                cursor: Ok(None),
+                from: Ok(None),
+                limit: Ok(None),
+                to: Ok(None),
+                type_: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for cursor failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn from<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+        {
+            self.from = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: chrono :: DateTime < :: chrono :: offset :: Utc >` for from failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.limit = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: num :: NonZeroU64` for limit failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn to<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+        {
+            self.to = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: chrono :: DateTime < :: chrono :: offset :: Utc >` for to failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn type_<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListBillingHistoryType>,
+        {
+            self.type_ = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `ListBillingHistoryType` for type_ failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/billing/history`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::BillingOperationList>, Error<types::Error>> {
+            let Self { client, cursor, from, limit, to, type_ } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let from = from.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
+            let to = to.map_err(Error::InvalidRequest)?;
+            let type_ = type_.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/billing/history", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("from", &from))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
+                .query(&progenitor_client::QueryParam::new("to", &to))
+                .query(&progenitor_client::QueryParam::new("type", &type_))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_billing_history",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_invoices`]
+
+[`Client::list_invoices`]: super::Client::list_invoices*/
+    #[derive(Debug, Clone)]
+    pub struct ListInvoices<'a> {
+        client: &'a super::Client,
+        cursor: Result<Option<::std::string::String>, String>,
+        limit: Result<Option<::std::num::NonZeroU64>, String>,
+    }
+    impl<'a> ListInvoices<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for cursor failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.limit = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: num :: NonZeroU64` for limit failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/billing/invoices`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::InvoiceList>, Error<types::Error>> {
+            let Self { client, cursor, limit } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/billing/invoices", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_invoices",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_invoice`]
+
+[`Client::create_invoice`]: super::Client::create_invoice*/
+    #[derive(Debug, Clone)]
+    pub struct CreateInvoice<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateInvoiceRequest, String>,
+    }
+    impl<'a> CreateInvoice<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateInvoiceRequest>,
+            <V as std::convert::TryInto<
+                types::CreateInvoiceRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateInvoiceRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateInvoiceRequest,
+            ) -> types::builder::CreateInvoiceRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/billing/invoices`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Invoice>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateInvoiceRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/billing/invoices", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_invoice",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_invoice_act`]
+
+[`Client::get_invoice_act`]: super::Client::get_invoice_act*/
+    #[derive(Debug, Clone)]
+    pub struct GetInvoiceAct<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> GetInvoiceAct<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/billing/invoices/{id}/act`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/billing/invoices/{}/act", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client.client.get(url).headers(header_map).build()?;
+            let info = OperationInfo {
+                operation_id: "get_invoice_act",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => Ok(ResponseValue::stream(response)),
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_invoice_pdf`]
+
+[`Client::get_invoice_pdf`]: super::Client::get_invoice_pdf*/
+    #[derive(Debug, Clone)]
+    pub struct GetInvoicePdf<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> GetInvoicePdf<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/billing/invoices/{id}/pdf`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/billing/invoices/{}/pdf", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client.client.get(url).headers(header_map).build()?;
+            let info = OperationInfo {
+                operation_id: "get_invoice_pdf",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => Ok(ResponseValue::stream(response)),
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_requisites`]
+
+[`Client::get_requisites`]: super::Client::get_requisites*/
+    #[derive(Debug, Clone)]
+    pub struct GetRequisites<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetRequisites<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/v1/billing/requisites`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Requisites>, Error<types::Error>> {
+            let Self { client } = self;
+            let url = format!("{}/v1/billing/requisites", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_requisites",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::set_requisites`]
+
+[`Client::set_requisites`]: super::Client::set_requisites*/
+    #[derive(Debug, Clone)]
+    pub struct SetRequisites<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::RequisitesInput, String>,
+    }
+    impl<'a> SetRequisites<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RequisitesInput>,
+            <V as std::convert::TryInto<
+                types::RequisitesInput,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `RequisitesInput` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::RequisitesInput,
+            ) -> types::builder::RequisitesInput,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `PUT` request to `/v1/billing/requisites`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Requisites>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::RequisitesInput::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/billing/requisites", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .put(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "set_requisites",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_topup`]
+
+[`Client::create_topup`]: super::Client::create_topup*/
+    #[derive(Debug, Clone)]
+    pub struct CreateTopup<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::TopupRequest, String>,
+    }
+    impl<'a> CreateTopup<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::TopupRequest>,
+            <V as std::convert::TryInto<types::TopupRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `TopupRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::TopupRequest,
+            ) -> types::builder::TopupRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/billing/topup`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Topup>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::TopupRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/billing/topup", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_topup",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                502u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_catalog`]
+
+[`Client::list_catalog`]: super::Client::list_catalog*/
+    #[derive(Debug, Clone)]
+    pub struct ListCatalog<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> ListCatalog<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/v1/catalog/`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Catalog>, Error<types::Error>> {
+            let Self { client } = self;
+            let url = format!("{}/v1/catalog/", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_catalog",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_file_upload`]
+
+[`Client::create_file_upload`]: super::Client::create_file_upload*/
+    #[derive(Debug, Clone)]
+    pub struct CreateFileUpload<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FileUploadRequest, String>,
+    }
+    impl<'a> CreateFileUpload<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FileUploadRequest>,
+            <V as std::convert::TryInto<
+                types::FileUploadRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `FileUploadRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FileUploadRequest,
+            ) -> types::builder::FileUploadRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/files`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::FileUpload>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FileUploadRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/files", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_file_upload",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_file`]
+
+[`Client::get_file`]: super::Client::get_file*/
+    #[derive(Debug, Clone)]
+    pub struct GetFile<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> GetFile<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/files/{id}`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::File>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/files/{}", client.baseurl, encode_path(& id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_file",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::delete_file`]
+
+[`Client::delete_file`]: super::Client::delete_file*/
+    #[derive(Debug, Clone)]
+    pub struct DeleteFile<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> DeleteFile<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `DELETE` request to `/v1/files/{id}`
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/files/{}", client.baseurl, encode_path(& id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_file",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_generations`]
+
+[`Client::list_generations`]: super::Client::list_generations*/
+    #[derive(Debug, Clone)]
+    pub struct ListGenerations<'a> {
+        client: &'a super::Client,
+        cursor: Result<Option<::std::string::String>, String>,
+        limit: Result<Option<::std::num::NonZeroU64>, String>,
+        model_slug: Result<Option<::std::string::String>, String>,
+        status: Result<Option<types::GenerationStatus>, String>,
+    }
+    impl<'a> ListGenerations<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+                model_slug: Ok(None),
+                status: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for cursor failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.limit = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: num :: NonZeroU64` for limit failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn model_slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.model_slug = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for model_slug failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn status<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GenerationStatus>,
+        {
+            self.status = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `GenerationStatus` for status failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/generations`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::GenerationList>, Error<types::Error>> {
+            let Self { client, cursor, limit, model_slug, status } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
+            let model_slug = model_slug.map_err(Error::InvalidRequest)?;
+            let status = status.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/generations", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
+                .query(&progenitor_client::QueryParam::new("modelSlug", &model_slug))
+                .query(&progenitor_client::QueryParam::new("status", &status))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_generations",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_generation`]
+
+[`Client::create_generation`]: super::Client::create_generation*/
+    #[derive(Debug, Clone)]
+    pub struct CreateGeneration<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateGenerationIdempotencyKey>, String>,
+        body: Result<types::builder::CreateGenerationRequest, String>,
+    }
+    impl<'a> CreateGeneration<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Ok(None),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateGenerationIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `CreateGenerationIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateGenerationRequest>,
+            <V as std::convert::TryInto<
+                types::CreateGenerationRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateGenerationRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateGenerationRequest,
+            ) -> types::builder::CreateGenerationRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/generations`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::CreateGenerationResponse>,
+            Error<types::Error>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::CreateGenerationRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/generations", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_generation",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                402u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                410u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                502u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::estimate_generation`]
+
+[`Client::estimate_generation`]: super::Client::estimate_generation*/
+    #[derive(Debug, Clone)]
+    pub struct EstimateGeneration<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::EstimateRequest, String>,
+    }
+    impl<'a> EstimateGeneration<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::EstimateRequest>,
+            <V as std::convert::TryInto<
+                types::EstimateRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `EstimateRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::EstimateRequest,
+            ) -> types::builder::EstimateRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/generations/estimate`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Estimate>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::EstimateRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/generations/estimate", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "estimate_generation",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                410u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_generation`]
+
+[`Client::get_generation`]: super::Client::get_generation*/
+    #[derive(Debug, Clone)]
+    pub struct GetGeneration<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> GetGeneration<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/generations/{id}`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Generation>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/generations/{}", client.baseurl, encode_path(& id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_generation",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::cancel_generation`]
+
+[`Client::cancel_generation`]: super::Client::cancel_generation*/
+    #[derive(Debug, Clone)]
+    pub struct CancelGeneration<'a> {
+        client: &'a super::Client,
+        id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> CancelGeneration<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `POST` request to `/v1/generations/{id}/cancel`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Generation>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/generations/{}/cancel", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "cancel_generation",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_summary`]
+
+[`Client::get_summary`]: super::Client::get_summary*/
+    #[derive(Debug, Clone)]
+    pub struct GetSummary<'a> {
+        client: &'a super::Client,
+        from: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
+        to: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
+    }
+    impl<'a> GetSummary<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                from: Ok(None),
+                to: Ok(None),
+            }
+        }
+        pub fn from<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+        {
+            self.from = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: chrono :: DateTime < :: chrono :: offset :: Utc >` for from failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn to<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+        {
+            self.to = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: chrono :: DateTime < :: chrono :: offset :: Utc >` for to failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/stats/summary`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Summary>, Error<types::Error>> {
+            let Self { client, from, to } = self;
+            let from = from.map_err(Error::InvalidRequest)?;
+            let to = to.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/stats/summary", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("from", &from))
+                .query(&progenitor_client::QueryParam::new("to", &to))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_summary",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_webhook_endpoints`]
+
+[`Client::list_webhook_endpoints`]: super::Client::list_webhook_endpoints*/
+    #[derive(Debug, Clone)]
+    pub struct ListWebhookEndpoints<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> ListWebhookEndpoints<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        ///Sends a `GET` request to `/v1/webhook-endpoints`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookEndpointList>, Error<types::Error>> {
+            let Self { client } = self;
+            let url = format!("{}/v1/webhook-endpoints", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_webhook_endpoints",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_webhook_endpoint`]
+
+[`Client::create_webhook_endpoint`]: super::Client::create_webhook_endpoint*/
+    #[derive(Debug, Clone)]
+    pub struct CreateWebhookEndpoint<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateWebhookEndpointRequest, String>,
+    }
+    impl<'a> CreateWebhookEndpoint<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateWebhookEndpointRequest>,
+            <V as std::convert::TryInto<
+                types::CreateWebhookEndpointRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateWebhookEndpointRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateWebhookEndpointRequest,
+            ) -> types::builder::CreateWebhookEndpointRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/webhook-endpoints`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookEndpointCreated>, Error<types::Error>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateWebhookEndpointRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/v1/webhook-endpoints", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_webhook_endpoint",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_webhook_endpoint`]
+
+[`Client::get_webhook_endpoint`]: super::Client::get_webhook_endpoint*/
+    #[derive(Debug, Clone)]
+    pub struct GetWebhookEndpoint<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+    }
+    impl<'a> GetWebhookEndpoint<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/webhook-endpoints/{id}`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_webhook_endpoint",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::delete_webhook_endpoint`]
+
+[`Client::delete_webhook_endpoint`]: super::Client::delete_webhook_endpoint*/
+    #[derive(Debug, Clone)]
+    pub struct DeleteWebhookEndpoint<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+    }
+    impl<'a> DeleteWebhookEndpoint<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `DELETE` request to `/v1/webhook-endpoints/{id}`
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_webhook_endpoint",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::update_webhook_endpoint`]
+
+[`Client::update_webhook_endpoint`]: super::Client::update_webhook_endpoint*/
+    #[derive(Debug, Clone)]
+    pub struct UpdateWebhookEndpoint<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        body: Result<types::builder::UpdateWebhookEndpointRequest, String>,
+    }
+    impl<'a> UpdateWebhookEndpoint<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::UpdateWebhookEndpointRequest>,
+            <V as std::convert::TryInto<
+                types::UpdateWebhookEndpointRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `UpdateWebhookEndpointRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::UpdateWebhookEndpointRequest,
+            ) -> types::builder::UpdateWebhookEndpointRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `PATCH` request to `/v1/webhook-endpoints/{id}`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+            let Self { client, id, body } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::UpdateWebhookEndpointRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .patch(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "update_webhook_endpoint",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::list_webhook_deliveries`]
+
+[`Client::list_webhook_deliveries`]: super::Client::list_webhook_deliveries*/
+    #[derive(Debug, Clone)]
+    pub struct ListWebhookDeliveries<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        cursor: Result<Option<::std::string::String>, String>,
+        limit: Result<Option<::std::num::NonZeroU64>, String>,
+    }
+    impl<'a> ListWebhookDeliveries<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for cursor failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.limit = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `:: std :: num :: NonZeroU64` for limit failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `GET` request to `/v1/webhook-endpoints/{id}/deliveries`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::WebhookDeliveryAttemptList>,
+            Error<types::Error>,
+        > {
+            let Self { client, id, cursor, limit } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}/deliveries", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_webhook_deliveries",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::redeliver_webhook_message`]
+
+[`Client::redeliver_webhook_message`]: super::Client::redeliver_webhook_message*/
+    #[derive(Debug, Clone)]
+    pub struct RedeliverWebhookMessage<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        message_id: Result<::uuid::Uuid, String>,
+    }
+    impl<'a> RedeliverWebhookMessage<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                message_id: Err("message_id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn message_id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::uuid::Uuid>,
+        {
+            self.message_id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: uuid :: Uuid` for message_id failed".to_string()
+                });
+            self
+        }
+        ///Sends a `POST` request to `/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookMessageQueued>, Error<types::Error>> {
+            let Self { client, id, message_id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let message_id = message_id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}/deliveries/{}/redeliver", client.baseurl,
+                encode_path(& id.to_string()), encode_path(& message_id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "redeliver_webhook_message",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::rotate_webhook_endpoint_secret`]
+
+[`Client::rotate_webhook_endpoint_secret`]: super::Client::rotate_webhook_endpoint_secret*/
+    #[derive(Debug, Clone)]
+    pub struct RotateWebhookEndpointSecret<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+    }
+    impl<'a> RotateWebhookEndpointSecret<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        ///Sends a `POST` request to `/v1/webhook-endpoints/{id}/rotate-secret`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookSecret>, Error<types::Error>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}/rotate-secret", client.baseurl, encode_path(&
+                id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "rotate_webhook_endpoint_secret",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::send_test_webhook`]
+
+[`Client::send_test_webhook`]: super::Client::send_test_webhook*/
+    #[derive(Debug, Clone)]
+    pub struct SendTestWebhook<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        body: Result<types::builder::TestWebhookRequest, String>,
+    }
+    impl<'a> SendTestWebhook<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `:: std :: string :: String` for id failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::TestWebhookRequest>,
+            <V as std::convert::TryInto<
+                types::TestWebhookRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `TestWebhookRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::TestWebhookRequest,
+            ) -> types::builder::TestWebhookRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/v1/webhook-endpoints/{id}/test`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::WebhookMessageQueued>, Error<types::Error>> {
+            let Self { client, id, body } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::TestWebhookRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/v1/webhook-endpoints/{}/test", client.baseurl, encode_path(& id
+                .to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "send_test_webhook",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                401u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                403u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                404u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                409u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                413u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                415u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                429u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                503u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }

@@ -133,7 +133,9 @@ fn every_example_is_valid_against_its_schema() {
         // The whole document is the schema resource, so `#/components/...` references
         // resolve; the root `$ref` picks the schema the example belongs to.
         let mut root = doc.clone();
-        root["$ref"] = json!(format!("#{}", example.schema_pointer));
+        // A `$ref` is a URI: braces of path templates must be percent-encoded.
+        let fragment = example.schema_pointer.replace('{', "%7B").replace('}', "%7D");
+        root["$ref"] = json!(format!("#{fragment}"));
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
