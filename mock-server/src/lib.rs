@@ -1,31 +1,252 @@
 #![doc = include_str!("../README.md")]
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
 use axum::Router;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::extract::DefaultBodyLimit;
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
-/// The router of the mock service.
-pub fn build_app() -> Router {
+pub mod clock;
+pub mod config;
+mod control;
+pub mod domain;
+pub mod error;
+pub mod media;
+mod routes;
+pub mod state;
+mod worker;
+
+pub use config::{ClockMode, Config};
+pub use domain::generation::FailureCode;
+pub use domain::outcome::{ForcedOutcome, OutcomeKind};
+pub use state::{AppState, ModelState, NewUser};
+
+/// The whole mock: the service's routes, the result files and the control API.
+pub fn build_app(state: AppState) -> Router {
+    let body_limit = state.config().body_limit_bytes;
     Router::new()
-        .route("/health", get(get_health))
-        .route("/api/openapi.json", get(get_openapi_document))
+        .merge(routes::router(&state))
+        .merge(routes::outputs::router())
+        .merge(control::router(&state))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
+            use axum::response::IntoResponse;
+            error::ApiError::Internal(anyhow::anyhow!("a handler panicked")).into_response()
+        }))
+        .with_state(state)
 }
 
-/// Serves the mock on `listener` until the process ends.
-pub async fn run(listener: TcpListener) -> std::io::Result<()> {
-    axum::serve(listener, build_app()).await
+/// Serves the mock on `listener` until `shutdown` resolves, then finishes the
+/// requests in flight.
+pub async fn run(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
+    state.set_base_url(format!("http://{}", reachable(addr)));
+    let worker = tokio::spawn(worker::run(state.clone()));
+    let app = build_app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    worker.abort();
+    served
 }
 
-async fn get_health() -> impl IntoResponse {
-    axum::Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+/// An address clients can connect to: a wildcard bind is reached on loopback.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        let ip: std::net::IpAddr = if addr.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        };
+        SocketAddr::new(ip, addr.port())
+    } else {
+        addr
+    }
 }
 
-async fn get_openapi_document() -> impl IntoResponse {
-    // Served verbatim so clients see the committed contract byte for byte.
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        mediagen_openapi::OPENAPI_JSON,
-    )
+/// A running mock server for tests: on 127.0.0.1 with a free port, stopped on drop.
+///
+/// By default its clock is manual, so a test decides when time passes:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mock = mediagen_mock_server::MockServer::start().await;
+/// let user = mock.create_user(500.0);
+/// assert!(user.api_key.starts_with("mg_live_"));
+/// mock.advance(10.0); // ten seconds pass for every task, rate window and back-off
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MockServer {
+    state: AppState,
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// Options of a [`MockServer`] before it starts.
+#[derive(Debug, Clone)]
+pub struct MockServerBuilder {
+    config: Config,
+}
+
+impl MockServerBuilder {
+    /// A real clock running `scale` times faster than wall-clock time.
+    pub fn real_clock(mut self, scale: f64) -> Self {
+        self.config.clock = ClockMode::Real;
+        self.config.time_scale = scale;
+        self
+    }
+
+    /// Enforce the service's request limits (on by default).
+    pub fn rate_limits(mut self, on: bool) -> Self {
+        self.config.rate_limits = on;
+        self
+    }
+
+    /// Seconds a new task waits in PENDING before a worker takes it.
+    pub fn queue_seconds(mut self, seconds: f64) -> Self {
+        self.config.queue_seconds = seconds;
+        self
+    }
+
+    /// Any other setting.
+    pub fn config(mut self, edit: impl FnOnce(&mut Config)) -> Self {
+        edit(&mut self.config);
+        self
+    }
+
+    pub async fn start(self) -> MockServer {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind 127.0.0.1:0 for the mock server");
+        let addr = listener.local_addr().expect("a bound address");
+        let state = AppState::new(self.config);
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(run(state.clone(), listener, async {
+            rx.await.ok();
+        }));
+        MockServer {
+            state,
+            addr,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+}
+
+impl MockServer {
+    /// Starts a mock with a manual clock and the service's limits.
+    pub async fn start() -> Self {
+        Self::builder().start().await
+    }
+
+    pub fn builder() -> MockServerBuilder {
+        MockServerBuilder {
+            config: Config {
+                clock: ClockMode::Manual,
+                ..Config::default()
+            },
+        }
+    }
+
+    /// The base URL, such as `http://127.0.0.1:41234`.
+    pub fn uri(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The state, for checks beyond this handle's methods.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The API key of the demo user every mock starts with.
+    pub fn demo_api_key(&self) -> &str {
+        self.state.demo_api_key()
+    }
+
+    /// Creates a user with `balance_rub` roubles and a first API key.
+    pub fn create_user(&self, balance_rub: f64) -> NewUser {
+        self.state
+            .create_user(domain::money::Kopecks::from_rub(balance_rub), None)
+    }
+
+    /// Moves the manual clock forward and applies what became due.
+    ///
+    /// # Panics
+    /// When the mock runs a real clock, or `seconds` is negative: both are
+    /// mistakes in the test.
+    pub fn advance(&self, seconds: f64) {
+        self.state
+            .clock()
+            .advance(seconds)
+            .expect("advance a manual clock by a non-negative amount");
+        self.state.run_due_jobs();
+    }
+
+    /// The next `rule.count` matching tasks end as `rule` says.
+    pub fn force_outcome(&self, rule: ForcedOutcome) {
+        self.state.store().outcomes.push(rule);
+    }
+
+    pub fn set_model_state(&self, slug: &str, model_state: ModelState) {
+        self.state
+            .store()
+            .model_states
+            .insert(slug.to_owned(), model_state);
+    }
+
+    /// `(available, reserved)` balance of a user in roubles.
+    pub fn balance(&self, user_id: domain::UserId) -> Option<(f64, f64)> {
+        self.state
+            .store()
+            .ledger
+            .account(user_id)
+            .map(|a| (a.available.rub(), a.reserved.rub()))
+    }
+
+    /// Checks the ledger's invariants: `available + reserved = credits − kept
+    /// charges` per user, and one charge and at most one refund per task.
+    pub fn check_ledger(&self) -> Result<(), String> {
+        self.state.store().ledger.check()
+    }
+
+    /// Stops the server, letting requests in flight finish.
+    pub async fn shutdown(mut self) {
+        self.stop().await;
+    }
+
+    async fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            tx.send(()).ok();
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(Duration::from_secs(5), task)
+                .await
+                .ok();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            tx.send(()).ok();
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
 }

@@ -44,21 +44,23 @@ fn run(check: bool) -> Result<()> {
             .with_context(|| format!("while reading {}", target.display()))?;
         if committed != code {
             bail!(
-                "{} is out of date with openapi/openapi.json; run `cargo run -p mediagen-openapi --bin generate`",
-                target.display()
+                "{TARGET} is out of date with openapi/openapi.json; run `cargo run -p mediagen-openapi --bin generate`"
             );
         }
-        println!("{} is up to date", target.display());
+        println!("{TARGET} is up to date");
     } else {
         std::fs::write(&target, code)
             .with_context(|| format!("while writing {}", target.display()))?;
-        println!("wrote {}", target.display());
+        println!("wrote {TARGET}");
     }
     Ok(())
 }
 
+/// The generated file, relative to the workspace root.
+const TARGET: &str = "sdk/src/generated.rs";
+
 fn target_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sdk/src/generated.rs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(TARGET)
 }
 
 fn generate() -> Result<String> {

@@ -1,0 +1,220 @@
+//! The one clock behind every delay of the mock: task processing, rate-limit
+//! windows, idempotency expiry and webhook back-off.
+//!
+//! - real: wall-clock time, optionally running `scale` times faster;
+//! - manual: time stands still until a test advances it.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+
+#[derive(Clone)]
+pub struct Clock {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    mode: Mode,
+    /// Bumped on every manual advance so that sleepers re-check the time.
+    ticks: watch::Sender<u64>,
+}
+
+enum Mode {
+    Real {
+        origin_wall: DateTime<Utc>,
+        origin: Instant,
+        scale: f64,
+    },
+    Manual {
+        now: Mutex<DateTime<Utc>>,
+    },
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ClockError {
+    #[error("the clock is real; start the mock with a manual clock to advance it")]
+    NotManual,
+    #[error("seconds must be a finite number of at least 0, got {0}")]
+    BadAmount(f64),
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clock")
+            .field("manual", &self.is_manual())
+            .field("now", &self.now())
+            .finish()
+    }
+}
+
+impl Clock {
+    /// Wall-clock time running `scale` times faster (1.0 is real time).
+    pub fn real(scale: f64) -> Self {
+        let scale = if scale.is_finite() && scale > 0.0 {
+            scale
+        } else {
+            1.0
+        };
+        Self::with_mode(Mode::Real {
+            origin_wall: Utc::now(),
+            origin: Instant::now(),
+            scale,
+        })
+    }
+
+    /// A clock that starts at `start` and moves only when advanced.
+    pub fn manual(start: DateTime<Utc>) -> Self {
+        Self::with_mode(Mode::Manual {
+            now: Mutex::new(start),
+        })
+    }
+
+    fn with_mode(mode: Mode) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                mode,
+                ticks: watch::channel(0).0,
+            }),
+        }
+    }
+
+    pub fn is_manual(&self) -> bool {
+        matches!(self.inner.mode, Mode::Manual { .. })
+    }
+
+    pub fn scale(&self) -> f64 {
+        match &self.inner.mode {
+            Mode::Real { scale, .. } => *scale,
+            Mode::Manual { .. } => 0.0,
+        }
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        match &self.inner.mode {
+            Mode::Real {
+                origin_wall,
+                origin,
+                scale,
+            } => {
+                let elapsed = origin.elapsed().as_secs_f64() * scale;
+                *origin_wall + chrono::Duration::microseconds((elapsed * 1e6) as i64)
+            }
+            Mode::Manual { now } => *now.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+
+    /// Moves a manual clock forward by `seconds` and returns the new time.
+    pub fn advance(&self, seconds: f64) -> Result<DateTime<Utc>, ClockError> {
+        if !(0.0..1e11).contains(&seconds) {
+            return Err(ClockError::BadAmount(seconds));
+        }
+        let Mode::Manual { now } = &self.inner.mode else {
+            return Err(ClockError::NotManual);
+        };
+        let new = {
+            let mut now = now.lock().unwrap_or_else(|p| p.into_inner());
+            *now += chrono::Duration::microseconds((seconds * 1e6) as i64);
+            *now
+        };
+        self.inner.ticks.send_modify(|t| *t += 1);
+        Ok(new)
+    }
+
+    /// A receiver that changes whenever a manual clock is advanced.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.ticks.subscribe()
+    }
+
+    /// How long to wait in real time until the clock reads `at`: `None` for a
+    /// manual clock, whose time only moves by `advance`.
+    pub fn real_wait_until(&self, at: DateTime<Utc>) -> Option<Duration> {
+        match &self.inner.mode {
+            Mode::Real { scale, .. } => {
+                let virtual_wait = (at - self.now()).to_std().unwrap_or(Duration::ZERO);
+                Some(virtual_wait.div_f64(*scale))
+            }
+            Mode::Manual { .. } => None,
+        }
+    }
+
+    /// Waits until the clock reads at least `at`.
+    pub async fn sleep_until(&self, at: DateTime<Utc>) {
+        let mut ticks = self.subscribe();
+        loop {
+            if self.now() >= at {
+                return;
+            }
+            match self.real_wait_until(at) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => {
+                    if ticks.changed().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn manual_clock_stands_still_until_advanced() {
+        let clock = Clock::manual(start());
+        assert_eq!(clock.now(), start());
+        let new = clock.advance(12.5).expect("manual");
+        assert_eq!(new - start(), chrono::Duration::milliseconds(12_500));
+        assert_eq!(clock.now(), new);
+    }
+
+    #[test]
+    fn real_clock_refuses_to_be_advanced() {
+        assert_eq!(Clock::real(1.0).advance(1.0), Err(ClockError::NotManual));
+    }
+
+    #[test]
+    fn negative_or_absurd_advances_are_refused() {
+        let clock = Clock::manual(start());
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e300] {
+            assert!(matches!(clock.advance(bad), Err(ClockError::BadAmount(_))));
+        }
+        assert_eq!(clock.now(), start());
+    }
+
+    #[test]
+    fn scaled_clock_waits_less_real_time() {
+        let clock = Clock::real(100.0);
+        let wait = clock
+            .real_wait_until(clock.now() + chrono::Duration::seconds(100))
+            .expect("real clock");
+        assert!(wait <= Duration::from_secs(1), "{wait:?}");
+    }
+
+    #[tokio::test]
+    async fn sleeper_on_manual_clock_wakes_when_advanced_past_its_time() {
+        let clock = Clock::manual(start());
+        let sleeper = tokio::spawn({
+            let clock = clock.clone();
+            async move {
+                clock
+                    .sleep_until(start() + chrono::Duration::seconds(10))
+                    .await
+            }
+        });
+        clock.advance(5.0).expect("manual");
+        tokio::task::yield_now().await;
+        assert!(!sleeper.is_finished());
+        clock.advance(5.0).expect("manual");
+        sleeper.await.expect("sleeper ends");
+    }
+}

@@ -1,0 +1,250 @@
+//! Configuration, in layers: the commented defaults embedded from
+//! `config.default.toml`, then an optional TOML file, then `MEDIAGEN_MOCK_*`
+//! environment variables, then flags. Validated once, at load.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+
+use crate::domain::catalog::Catalog;
+
+/// The defaults, with a comment on each option.
+pub const DEFAULTS_TOML: &str = include_str!("../config.default.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockMode {
+    /// Wall-clock time, sped up by `time-scale`.
+    Real,
+    /// Time moves only through `POST /_mock/clock/advance`.
+    Manual,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Switch {
+    On,
+    Off,
+}
+
+/// Every option, each one optional so that layers can be merged. The same type
+/// is read from TOML files and from flags and environment variables.
+#[derive(Debug, Clone, Default, Deserialize, Args)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Options {
+    /// Address to listen on.
+    #[arg(long, env = "MEDIAGEN_MOCK_LISTEN", value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// `real` (wall clock, scaled by --time-scale) or `manual` (moved by the control API).
+    #[arg(long, env = "MEDIAGEN_MOCK_CLOCK", value_name = "MODE")]
+    pub clock: Option<ClockMode>,
+    /// How many times faster than real time the real clock runs.
+    #[arg(long, env = "MEDIAGEN_MOCK_TIME_SCALE", value_name = "N")]
+    pub time_scale: Option<f64>,
+    /// Enforce the service's request limits (`on`) or only report them in headers (`off`).
+    #[arg(long, env = "MEDIAGEN_MOCK_RATE_LIMITS", value_name = "on|off")]
+    pub rate_limits: Option<Switch>,
+    /// A catalogue file in the contract's `Catalog` shape, instead of the built-in one.
+    #[arg(long, env = "MEDIAGEN_MOCK_CATALOG", value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Bearer token the control API (`/_mock/...`) requires; none means open.
+    #[arg(long, env = "MEDIAGEN_MOCK_ADMIN_TOKEN", value_name = "TOKEN")]
+    pub admin_token: Option<String>,
+    /// Let webhook endpoints point at private and loopback addresses (for CI receivers).
+    #[arg(long, env = "MEDIAGEN_MOCK_ALLOW_PRIVATE_WEBHOOKS", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub allow_private_webhooks: Option<bool>,
+    /// Balance in roubles of the demo user created at start.
+    #[arg(long, env = "MEDIAGEN_MOCK_DEMO_BALANCE_RUB", value_name = "RUB")]
+    pub demo_balance_rub: Option<f64>,
+    /// API key of the demo user (`mg_live_<public>_<secret>`); a fresh one when absent.
+    #[arg(long, env = "MEDIAGEN_MOCK_DEMO_API_KEY", value_name = "KEY")]
+    pub demo_api_key: Option<String>,
+    /// Largest request body accepted, in bytes; larger ones get 413.
+    #[arg(long, env = "MEDIAGEN_MOCK_BODY_LIMIT_BYTES", value_name = "BYTES")]
+    pub body_limit_bytes: Option<usize>,
+    /// Seconds a new task waits in PENDING before a worker takes it.
+    #[arg(long, env = "MEDIAGEN_MOCK_QUEUE_SECONDS", value_name = "SECONDS")]
+    pub queue_seconds: Option<f64>,
+}
+
+impl Options {
+    /// `other`'s values win where it has them.
+    fn merge(self, other: Self) -> Self {
+        Self {
+            listen: other.listen.or(self.listen),
+            clock: other.clock.or(self.clock),
+            time_scale: other.time_scale.or(self.time_scale),
+            rate_limits: other.rate_limits.or(self.rate_limits),
+            catalog: other.catalog.or(self.catalog),
+            admin_token: other.admin_token.or(self.admin_token),
+            allow_private_webhooks: other.allow_private_webhooks.or(self.allow_private_webhooks),
+            demo_balance_rub: other.demo_balance_rub.or(self.demo_balance_rub),
+            demo_api_key: other.demo_api_key.or(self.demo_api_key),
+            body_limit_bytes: other.body_limit_bytes.or(self.body_limit_bytes),
+            queue_seconds: other.queue_seconds.or(self.queue_seconds),
+        }
+    }
+}
+
+/// The validated configuration.
+#[derive(Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub clock: ClockMode,
+    pub time_scale: f64,
+    pub rate_limits: bool,
+    pub catalog: Catalog,
+    pub admin_token: Option<String>,
+    pub allow_private_webhooks: bool,
+    pub demo_balance_rub: f64,
+    pub demo_api_key: Option<String>,
+    pub body_limit_bytes: usize,
+    pub queue_seconds: f64,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("clock", &self.clock)
+            .field("time_scale", &self.time_scale)
+            .field("rate_limits", &self.rate_limits)
+            .field("models", &self.catalog.models.len())
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "<set>"))
+            .field("allow_private_webhooks", &self.allow_private_webhooks)
+            .field("demo_balance_rub", &self.demo_balance_rub)
+            .field("body_limit_bytes", &self.body_limit_bytes)
+            .field("queue_seconds", &self.queue_seconds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Config {
+    /// The embedded defaults alone.
+    fn default() -> Self {
+        Self::load(None, Options::default()).expect("the embedded defaults are valid")
+    }
+}
+
+impl Config {
+    /// Builds the configuration from the defaults, the optional `file`, and
+    /// `overrides` (flags and environment variables, already merged by clap).
+    pub fn load(file: Option<&Path>, overrides: Options) -> anyhow::Result<Self> {
+        let mut options: Options =
+            toml::from_str(DEFAULTS_TOML).context("while reading the embedded defaults")?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("while reading {}", path.display()))?;
+            let from_file: Options = toml::from_str(&text)
+                .with_context(|| format!("while parsing {}", path.display()))?;
+            options = options.merge(from_file);
+        }
+        Self::validate(options.merge(overrides))
+    }
+
+    fn validate(o: Options) -> anyhow::Result<Self> {
+        let missing = |name: &str| anyhow::anyhow!("option {name} has no value");
+        let time_scale = o.time_scale.ok_or_else(|| missing("time-scale"))?;
+        if !(time_scale.is_finite() && time_scale > 0.0) {
+            bail!("time-scale must be a positive number, got {time_scale}");
+        }
+        let demo_balance_rub = o
+            .demo_balance_rub
+            .ok_or_else(|| missing("demo-balance-rub"))?;
+        if !(demo_balance_rub.is_finite() && demo_balance_rub >= 0.0) {
+            bail!("demo-balance-rub must be a number of at least 0, got {demo_balance_rub}");
+        }
+        let queue_seconds = o.queue_seconds.ok_or_else(|| missing("queue-seconds"))?;
+        if !(queue_seconds.is_finite() && queue_seconds >= 0.0) {
+            bail!("queue-seconds must be a number of at least 0, got {queue_seconds}");
+        }
+        if let Some(key) = &o.demo_api_key
+            && crate::domain::auth::parse(key).is_none()
+        {
+            bail!(
+                "demo-api-key must have the form mg_live_<public>_<secret> with letters and digits"
+            );
+        }
+        let catalog = match &o.catalog {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("while reading the catalog {}", path.display()))?;
+                Catalog::from_json(&text)
+                    .with_context(|| format!("while loading the catalog {}", path.display()))?
+            }
+            None => Catalog::default_catalog(),
+        };
+        Ok(Self {
+            listen: o.listen.ok_or_else(|| missing("listen"))?,
+            clock: o.clock.ok_or_else(|| missing("clock"))?,
+            time_scale,
+            rate_limits: o.rate_limits.ok_or_else(|| missing("rate-limits"))? == Switch::On,
+            catalog,
+            admin_token: o.admin_token.filter(|t| !t.is_empty()),
+            allow_private_webhooks: o.allow_private_webhooks.unwrap_or(false),
+            demo_balance_rub,
+            demo_api_key: o.demo_api_key,
+            body_limit_bytes: o
+                .body_limit_bytes
+                .ok_or_else(|| missing("body-limit-bytes"))?,
+            queue_seconds,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_defaults_give_a_complete_configuration() {
+        let config = Config::default();
+        assert_eq!(config.listen, SocketAddr::from(([127, 0, 0, 1], 8080)));
+        assert_eq!(config.clock, ClockMode::Real);
+        assert!(config.rate_limits);
+        assert!(!config.allow_private_webhooks);
+        assert!(config.admin_token.is_none());
+    }
+
+    #[test]
+    fn file_overrides_defaults_and_flags_override_the_file() {
+        let dir =
+            std::env::temp_dir().join(format!("mediagen-mock-config-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("mock.toml");
+        std::fs::write(
+            &file,
+            "clock = \"manual\"\nrate-limits = \"off\"\ntime-scale = 5.0\n",
+        )
+        .expect("write");
+        let flags = Options {
+            time_scale: Some(50.0),
+            ..Options::default()
+        };
+        let config = Config::load(Some(&file), flags).expect("valid");
+        assert_eq!(config.clock, ClockMode::Manual);
+        assert!(!config.rate_limits);
+        assert_eq!(config.time_scale, 50.0);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused_with_a_reason() {
+        let err = toml::from_str::<Options>("no-such-option = 1").expect_err("unknown key");
+        assert!(err.to_string().contains("no-such-option"));
+        let bad = Options {
+            time_scale: Some(0.0),
+            ..Options::default()
+        };
+        let err = Config::load(None, bad).expect_err("zero scale");
+        assert!(err.to_string().contains("time-scale"));
+        let bad_key = Options {
+            demo_api_key: Some("sk_test".into()),
+            ..Options::default()
+        };
+        assert!(Config::load(None, bad_key).is_err());
+    }
+}

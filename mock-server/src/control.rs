@@ -1,0 +1,318 @@
+//! The control API under `/_mock/`: users and keys, the clock, model states,
+//! forced outcomes, the request log and reset. Not part of the service: outside
+//! its rate limits and its request log, and guarded by `--admin-token` when set.
+
+use axum::extract::{FromRequest, Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+
+use crate::domain::UserId;
+use crate::domain::auth::{self, Scope};
+use crate::domain::money::Kopecks;
+use crate::domain::outcome::ForcedOutcome;
+use crate::error::{ApiError, Result};
+use crate::routes::timestamp;
+use crate::state::{AppState, ModelState};
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route("/_mock/users", post(create_user))
+        .route("/_mock/users/{user_id}", get(get_user))
+        .route("/_mock/users/{user_id}/keys", post(create_key))
+        .route("/_mock/users/{user_id}/balance", put(set_balance))
+        .route("/_mock/keys/{public_part}", delete(revoke_key))
+        .route("/_mock/clock", get(get_clock))
+        .route("/_mock/clock/advance", post(advance_clock))
+        .route("/_mock/models/{slug}/state", post(set_model_state))
+        .route("/_mock/outcomes", post(force_outcome))
+        .route("/_mock/settings", put(update_settings))
+        .route("/_mock/requests", get(list_requests))
+        .route("/_mock/reset", post(reset))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_admin_token,
+        ))
+}
+
+async fn require_admin_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(token) = &state.config().admin_token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or_default();
+        if !bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
+            return ApiError::Authentication(
+                "The control API needs 'Authorization: Bearer <admin token>'",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// A JSON body for the control API; an empty body reads as `{}`.
+struct ControlJson<T>(T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ControlJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self> {
+        let bytes = axum::body::Bytes::from_request(request, state)
+            .await
+            .map_err(|e| {
+                ApiError::validation(format!("Could not read the body: {e}"), Vec::new())
+            })?;
+        let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            &bytes
+        };
+        serde_json::from_slice(text)
+            .map(Self)
+            .map_err(|e| ApiError::validation(format!("Invalid control request: {e}"), Vec::new()))
+    }
+}
+
+fn user_id(raw: &str) -> Result<UserId> {
+    crate::routes::uuid_param(raw, "userId")
+}
+
+fn rub(value: f64, name: &str) -> Result<Kopecks> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(Kopecks::from_rub(value))
+    } else {
+        Err(ApiError::validation(
+            format!("{name} must be a number of at least 0"),
+            Vec::new(),
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateUser {
+    #[serde(default)]
+    balance_rub: f64,
+    email: Option<String>,
+}
+
+async fn create_user(
+    State(state): State<AppState>,
+    ControlJson(body): ControlJson<CreateUser>,
+) -> Result<(StatusCode, Json<Value>)> {
+    let balance = rub(body.balance_rub, "balanceRub")?;
+    let user = state.create_user(balance, body.email);
+    Ok((
+        StatusCode::CREATED,
+        Json(
+            json!({"userId": user.user_id, "apiKey": user.api_key, "email": user.email, "balanceRub": balance}),
+        ),
+    ))
+}
+
+fn user_snapshot(state: &AppState, id: UserId) -> Result<Value> {
+    let store = state.store();
+    let user = store
+        .users
+        .get(&id)
+        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
+    let account = store.ledger.account(id).unwrap_or_default();
+    let keys: Vec<_> = store
+        .keys
+        .iter()
+        .filter(|(_, k)| k.user_id == id)
+        .map(|(public, k)| json!({"publicPart": public, "scope": k.scope, "revoked": k.revoked}))
+        .collect();
+    Ok(json!({
+        "userId": id,
+        "email": user.email,
+        "balanceRub": account.available,
+        "reservedRub": account.reserved,
+        "activeGenerations": store.active_count(id),
+        "generations": user.generations.len(),
+        "keys": keys,
+        "createdAt": timestamp(user.created_at),
+    }))
+}
+
+async fn get_user(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
+    user_snapshot(&state, user_id(&id)?).map(Json)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateKey {
+    #[serde(default)]
+    scope: Scope,
+}
+
+async fn create_key(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ControlJson(body): ControlJson<CreateKey>,
+) -> Result<(StatusCode, Json<Value>)> {
+    let id = user_id(&id)?;
+    let mut store = state.store();
+    if !store.users.contains_key(&id) {
+        return Err(ApiError::not_found(format!("User {id} not found")));
+    }
+    let key = auth::issue(id, body.scope);
+    store.keys.insert(key.public.clone(), key.stored);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"apiKey": key.full, "publicPart": key.public, "scope": body.scope})),
+    ))
+}
+
+async fn revoke_key(
+    State(state): State<AppState>,
+    Path(public): Path<String>,
+) -> Result<StatusCode> {
+    let mut store = state.store();
+    let key = store
+        .keys
+        .get_mut(&public)
+        .ok_or_else(|| ApiError::not_found("No key with that public part"))?;
+    key.revoked = true;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SetBalance {
+    balance_rub: f64,
+}
+
+async fn set_balance(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ControlJson(body): ControlJson<SetBalance>,
+) -> Result<Json<Value>> {
+    let id = user_id(&id)?;
+    let amount = rub(body.balance_rub, "balanceRub")?;
+    let now = state.now();
+    state
+        .store()
+        .ledger
+        .set_available(id, amount, now)
+        .map_err(|_| ApiError::not_found(format!("User {id} not found")))?;
+    user_snapshot(&state, id).map(Json)
+}
+
+fn clock_view(state: &AppState) -> Value {
+    let clock = state.clock();
+    json!({
+        "now": timestamp(clock.now()),
+        "mode": if clock.is_manual() { "manual" } else { "real" },
+        "timeScale": clock.scale(),
+    })
+}
+
+async fn get_clock(State(state): State<AppState>) -> Json<Value> {
+    Json(clock_view(&state))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Advance {
+    seconds: f64,
+}
+
+/// Moves a manual clock and applies everything that became due before answering.
+async fn advance_clock(
+    State(state): State<AppState>,
+    ControlJson(body): ControlJson<Advance>,
+) -> Result<Json<Value>> {
+    state
+        .clock()
+        .advance(body.seconds)
+        .map_err(|e| ApiError::Conflict(e.to_string()))?;
+    state.run_due_jobs();
+    Ok(Json(clock_view(&state)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetModelState {
+    state: ModelState,
+}
+
+async fn set_model_state(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+    ControlJson(body): ControlJson<SetModelState>,
+) -> Result<Json<Value>> {
+    if state.catalog().get(&slug).is_none() {
+        return Err(ApiError::not_found(format!("Model '{slug}' not found")));
+    }
+    state.store().model_states.insert(slug.clone(), body.state);
+    Ok(Json(json!({"slug": slug, "state": body.state})))
+}
+
+async fn force_outcome(
+    State(state): State<AppState>,
+    ControlJson(rule): ControlJson<ForcedOutcome>,
+) -> Result<(StatusCode, Json<Value>)> {
+    if let Some(slug) = &rule.model_slug
+        && state.catalog().get(slug).is_none()
+    {
+        return Err(ApiError::not_found(format!("Model '{slug}' not found")));
+    }
+    let answer = json!({
+        "userId": rule.user_id,
+        "modelSlug": rule.model_slug,
+        "outcome": rule.outcome,
+        "errorCode": rule.error_code,
+        "count": rule.count,
+    });
+    state.store().outcomes.push(rule);
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Settings {
+    create_latency_seconds: Option<f64>,
+}
+
+async fn update_settings(
+    State(state): State<AppState>,
+    ControlJson(body): ControlJson<Settings>,
+) -> Result<Json<Value>> {
+    let mut store = state.store();
+    if let Some(secs) = body.create_latency_seconds {
+        if !(secs.is_finite() && (0.0..=3600.0).contains(&secs)) {
+            return Err(ApiError::validation(
+                "createLatencySeconds must be from 0 to 3600",
+                Vec::new(),
+            ));
+        }
+        store.create_latency_secs = secs;
+    }
+    Ok(Json(
+        json!({"createLatencySeconds": store.create_latency_secs}),
+    ))
+}
+
+async fn list_requests(State(state): State<AppState>) -> Json<Value> {
+    let store = state.store();
+    Json(json!({"data": store.requests.iter().collect::<Vec<_>>()}))
+}
+
+async fn reset(State(state): State<AppState>) -> StatusCode {
+    state.reset();
+    StatusCode::NO_CONTENT
+}

@@ -1,0 +1,108 @@
+//! `Idempotency-Key` on create (rules 7 and 8).
+//!
+//! Keys are per user and kept 24 hours (the contract's design). A key whose
+//! first request failed is released, so the client may retry with it.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+use super::UserId;
+
+const KEPT_HOURS: i64 = 24;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    InFlight,
+    Done {
+        generation_id: Uuid,
+        at: DateTime<Utc>,
+    },
+}
+
+/// What an incoming request with a key must do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Begin {
+    /// First use: go on, then `finish` or `release`.
+    Fresh,
+    /// Answer with this existing generation; no new task, no charge.
+    Existing(Uuid),
+    /// The first request with this key is still executing: 409.
+    InFlight,
+}
+
+#[derive(Debug, Default)]
+pub struct Idempotency {
+    keys: HashMap<(UserId, String), Entry>,
+}
+
+impl Idempotency {
+    pub fn begin(&mut self, user_id: UserId, key: &str, now: DateTime<Utc>) -> Begin {
+        let slot = (user_id, key.to_owned());
+        match self.keys.get(&slot) {
+            Some(Entry::InFlight) => Begin::InFlight,
+            Some(Entry::Done { generation_id, at }) if now < *at + Duration::hours(KEPT_HOURS) => {
+                Begin::Existing(*generation_id)
+            }
+            _ => {
+                self.keys.insert(slot, Entry::InFlight);
+                Begin::Fresh
+            }
+        }
+    }
+
+    pub fn finish(&mut self, user_id: UserId, key: &str, generation_id: Uuid, now: DateTime<Utc>) {
+        self.keys.insert(
+            (user_id, key.to_owned()),
+            Entry::Done {
+                generation_id,
+                at: now,
+            },
+        );
+    }
+
+    /// Frees a key whose request ended without creating anything.
+    pub fn release(&mut self, user_id: UserId, key: &str) {
+        if self.keys.get(&(user_id, key.to_owned())) == Some(&Entry::InFlight) {
+            self.keys.remove(&(user_id, key.to_owned()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_key_returns_the_generation_of_the_first_request() {
+        let mut keys = Idempotency::default();
+        let (user, now, id) = (UserId::new_v4(), Utc::now(), Uuid::new_v4());
+        assert_eq!(keys.begin(user, "k", now), Begin::Fresh);
+        assert_eq!(keys.begin(user, "k", now), Begin::InFlight);
+        keys.finish(user, "k", id, now);
+        assert_eq!(keys.begin(user, "k", now), Begin::Existing(id));
+    }
+
+    #[test]
+    fn keys_belong_to_one_user() {
+        let mut keys = Idempotency::default();
+        let now = Utc::now();
+        keys.begin(UserId::new_v4(), "k", now);
+        assert_eq!(keys.begin(UserId::new_v4(), "k", now), Begin::Fresh);
+    }
+
+    #[test]
+    fn a_released_key_can_be_used_again_and_old_keys_expire() {
+        let mut keys = Idempotency::default();
+        let (user, now) = (UserId::new_v4(), Utc::now());
+        keys.begin(user, "k", now);
+        keys.release(user, "k");
+        assert_eq!(keys.begin(user, "k", now), Begin::Fresh);
+        keys.finish(user, "k", Uuid::new_v4(), now);
+        assert_eq!(
+            keys.begin(user, "k", now + Duration::hours(25)),
+            Begin::Fresh
+        );
+    }
+}

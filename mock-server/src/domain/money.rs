@@ -1,0 +1,86 @@
+//! Money in whole kopecks, so that sums of reserves, charges and refunds are exact.
+
+use serde::{Serialize, Serializer};
+
+/// An amount in kopecks (1/100 rouble). The API speaks roubles with two decimals;
+/// conversion happens only at the edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Kopecks(pub i64);
+
+impl Kopecks {
+    pub const ZERO: Self = Self(0);
+
+    /// Rounds a rouble amount to the nearest kopeck; non-finite input is zero.
+    pub fn from_rub(rub: f64) -> Self {
+        if rub.is_finite() {
+            // `as` saturates at the bounds of i64, so absurd amounts cannot wrap.
+            Self((rub * 100.0).round() as i64)
+        } else {
+            Self::ZERO
+        }
+    }
+
+    pub fn rub(self) -> f64 {
+        self.0 as f64 / 100.0
+    }
+}
+
+impl std::ops::Add for Kopecks {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Self(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl std::ops::Sub for Kopecks {
+    type Output = Self;
+    fn sub(self, rhs: Self) -> Self {
+        Self(self.0.saturating_sub(rhs.0))
+    }
+}
+
+impl std::ops::AddAssign for Kopecks {
+    fn add_assign(&mut self, rhs: Self) {
+        *self = *self + rhs;
+    }
+}
+
+impl std::ops::SubAssign for Kopecks {
+    fn sub_assign(&mut self, rhs: Self) {
+        *self = *self - rhs;
+    }
+}
+
+impl std::iter::Sum for Kopecks {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::ZERO, |a, b| a + b)
+    }
+}
+
+/// Serialised as roubles, the unit of every money field of the contract.
+impl Serialize for Kopecks {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.rub())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roubles_round_to_the_nearest_kopeck() {
+        assert_eq!(Kopecks::from_rub(12.345), Kopecks(1235));
+        assert_eq!(Kopecks::from_rub(0.1 + 0.2), Kopecks(30));
+        assert_eq!(Kopecks::from_rub(f64::NAN), Kopecks::ZERO);
+        assert_eq!(Kopecks::from_rub(1e300), Kopecks(i64::MAX));
+    }
+
+    #[test]
+    fn serialises_as_roubles() {
+        assert_eq!(
+            serde_json::to_string(&Kopecks(1250)).ok().as_deref(),
+            Some("12.5")
+        );
+    }
+}

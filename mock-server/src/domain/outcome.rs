@@ -1,0 +1,161 @@
+//! Deciding how a task ends: forced outcomes from the control API, magic
+//! prompts a person can type, and otherwise success.
+
+use serde::Deserialize;
+
+use super::UserId;
+use super::generation::{FailureCode, Plan};
+
+/// A rule from `POST /_mock/outcomes`: the next `count` matching tasks end this way.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForcedOutcome {
+    pub user_id: Option<UserId>,
+    pub model_slug: Option<String>,
+    pub outcome: OutcomeKind,
+    pub error_code: Option<FailureCode>,
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    Succeed,
+    Fail,
+}
+
+impl ForcedOutcome {
+    /// The plan this rule gives; a failure without a code is a provider error.
+    pub fn plan(&self) -> Plan {
+        match self.outcome {
+            OutcomeKind::Succeed => Plan::Succeed,
+            OutcomeKind::Fail => {
+                Plan::Fail(self.error_code.unwrap_or(FailureCode::ProviderInternal))
+            }
+        }
+    }
+
+    fn matches(&self, user_id: UserId, model_slug: &str) -> bool {
+        self.user_id.is_none_or(|u| u == user_id)
+            && self.model_slug.as_deref().is_none_or(|m| m == model_slug)
+    }
+}
+
+/// Forced outcomes waiting for their tasks, first come first served.
+#[derive(Debug, Default)]
+pub struct Outcomes {
+    queue: Vec<ForcedOutcome>,
+}
+
+impl Outcomes {
+    pub fn push(&mut self, rule: ForcedOutcome) {
+        if rule.count > 0 {
+            self.queue.push(rule);
+        }
+    }
+
+    /// Takes one use of the first rule matching a new task.
+    pub fn take(&mut self, user_id: UserId, model_slug: &str) -> Option<Plan> {
+        let index = self
+            .queue
+            .iter()
+            .position(|r| r.matches(user_id, model_slug))?;
+        let rule = &mut self.queue[index];
+        let plan = rule.plan();
+        rule.count -= 1;
+        if rule.count == 0 {
+            self.queue.remove(index);
+        }
+        Some(plan)
+    }
+}
+
+/// Directives a person can type into a prompt, for terminal demos:
+///
+/// - `mock:fail=<errorCode>` ends the task with that failure code;
+/// - `mock:succeed` ends it well (overriding a forced outcome);
+/// - `mock:delay=<seconds>` makes each worker attempt take that long.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MagicPrompt {
+    pub plan: Option<Plan>,
+    pub delay_secs: Option<f64>,
+}
+
+impl MagicPrompt {
+    pub fn parse(prompt: &str) -> Self {
+        let mut magic = Self::default();
+        for word in prompt.split_whitespace() {
+            let Some(directive) = word.strip_prefix("mock:") else {
+                continue;
+            };
+            let (name, value) = directive.split_once('=').unwrap_or((directive, ""));
+            match name {
+                "fail" => {
+                    magic.plan = Some(Plan::Fail(
+                        FailureCode::parse(value).unwrap_or(FailureCode::ProviderInternal),
+                    ));
+                }
+                "succeed" => magic.plan = Some(Plan::Succeed),
+                "delay" => {
+                    magic.delay_secs = value
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
+                }
+                _ => {}
+            }
+        }
+        magic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(user: Option<UserId>, model: Option<&str>, count: u32) -> ForcedOutcome {
+        ForcedOutcome {
+            user_id: user,
+            model_slug: model.map(str::to_owned),
+            outcome: OutcomeKind::Fail,
+            error_code: Some(FailureCode::ContentPolicy),
+            count,
+        }
+    }
+
+    #[test]
+    fn a_rule_applies_to_the_next_count_matching_tasks_only() {
+        let mut outcomes = Outcomes::default();
+        let user = UserId::new_v4();
+        outcomes.push(rule(Some(user), Some("a"), 2));
+        assert_eq!(outcomes.take(UserId::new_v4(), "a"), None);
+        assert_eq!(outcomes.take(user, "b"), None);
+        assert_eq!(
+            outcomes.take(user, "a"),
+            Some(Plan::Fail(FailureCode::ContentPolicy))
+        );
+        assert_eq!(
+            outcomes.take(user, "a"),
+            Some(Plan::Fail(FailureCode::ContentPolicy))
+        );
+        assert_eq!(outcomes.take(user, "a"), None);
+    }
+
+    #[test]
+    fn magic_prompt_directives_are_read_anywhere_in_the_prompt() {
+        let magic =
+            MagicPrompt::parse("a lighthouse mock:fail=content_policy at dusk mock:delay=2.5");
+        assert_eq!(magic.plan, Some(Plan::Fail(FailureCode::ContentPolicy)));
+        assert_eq!(magic.delay_secs, Some(2.5));
+        assert_eq!(MagicPrompt::parse("a lighthouse"), MagicPrompt::default());
+        assert_eq!(
+            MagicPrompt::parse("mock:delay=-1 mock:delay=NaN").delay_secs,
+            None
+        );
+    }
+}

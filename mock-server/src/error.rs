@@ -1,0 +1,213 @@
+//! The one error type of the service and the envelope every error answer has:
+//! `{"error": {"code", "message", "requestId", "timestamp", "details"?}}`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use crate::domain::money::Kopecks;
+use crate::domain::validation::FieldError;
+
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+
+/// The context of the request being answered: its id and the service time at
+/// which it arrived. Set by the request middleware for the whole handler task,
+/// so that an error built anywhere carries the request's id.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub request_id: String,
+    pub received_at: DateTime<Utc>,
+}
+
+tokio::task_local! {
+    pub static REQUEST: RequestContext;
+}
+
+/// A fresh request id, `req_` and 24 hexadecimal digits.
+pub fn new_request_id() -> String {
+    format!("req_{}", &uuid::Uuid::new_v4().simple().to_string()[..24])
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Authentication(&'static str),
+    #[error("{0}")]
+    Authorization(&'static str),
+    #[error("{message}")]
+    Validation {
+        message: String,
+        fields: Vec<FieldError>,
+        details: Option<Value>,
+    },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("Model {0} is not available to this account")]
+    ModelNotAvailable(String),
+    #[error("Model {0} was withdrawn by its provider")]
+    ModelUnavailable(String),
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    #[error("Request body is larger than {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("Insufficient balance: {required:?} required, {available:?} available")]
+    InsufficientBalance {
+        required: Kopecks,
+        available: Kopecks,
+    },
+    #[error(
+        "The price of model {0} for this request is below the allowed minimum; try another model"
+    )]
+    MarginGuard(String),
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        /// Windowed limits only; the concurrency limit has none (rule 5).
+        retry_after: Option<u64>,
+    },
+    #[error("{0}")]
+    Conflict(String),
+    #[error(
+        "Requests to model {model_slug} are stopped after {streak} consecutive moderation rejections; change the material or the model"
+    )]
+    ModerationRepeatBlocked { model_slug: String, streak: u32 },
+    #[error("Intake of generations on model {0} is stopped for now; choose another model or wait")]
+    UpstreamCircuitOpen(String),
+    #[error("Method {method} is not allowed on {path}")]
+    MethodNotAllowed { method: String, path: String },
+    #[error("{0}")]
+    NotImplemented(String),
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    #[error("internal error: {0:#}")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn validation(message: impl Into<String>, fields: Vec<FieldError>) -> Self {
+        Self::Validation {
+            message: message.into(),
+            fields,
+            details: None,
+        }
+    }
+
+    pub fn not_found(what: impl Into<String>) -> Self {
+        Self::NotFound(what.into())
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Authentication(_) => StatusCode::UNAUTHORIZED,
+            Self::Authorization(_) | Self::ModelNotAvailable(_) => StatusCode::FORBIDDEN,
+            Self::Validation { .. } => StatusCode::BAD_REQUEST,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::ModelUnavailable(_) => StatusCode::GONE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::InsufficientBalance { .. } => StatusCode::PAYMENT_REQUIRED,
+            Self::MarginGuard(_) | Self::UpstreamCircuitOpen(_) | Self::ServiceUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Conflict(_) | Self::ModerationRepeatBlocked { .. } => StatusCode::CONFLICT,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Authentication(_) => "AUTHENTICATION_ERROR",
+            Self::Authorization(_) => "AUTHORIZATION_ERROR",
+            Self::Validation { .. } => "VALIDATION_ERROR",
+            // Neither a wrong method nor an unknown route has a code of its own in
+            // the service's list; both are "no such resource".
+            Self::NotFound(_) | Self::MethodNotAllowed { .. } => "NOT_FOUND",
+            Self::ModelNotAvailable(_) => "MODEL_NOT_AVAILABLE",
+            Self::ModelUnavailable(_) => "MODEL_UNAVAILABLE",
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Self::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Self::InsufficientBalance { .. } => "INSUFFICIENT_BALANCE",
+            Self::MarginGuard(_) => "MARGIN_GUARD",
+            Self::RateLimited { .. } => "RATE_LIMIT_ERROR",
+            Self::Conflict(_) => "CONFLICT_ERROR",
+            Self::ModerationRepeatBlocked { .. } => "MODERATION_REPEAT_BLOCKED",
+            Self::UpstreamCircuitOpen(_) => "UPSTREAM_CIRCUIT_OPEN",
+            Self::ServiceUnavailable(_) | Self::NotImplemented(_) => "SERVICE_UNAVAILABLE",
+            Self::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    fn details(&self) -> Option<Value> {
+        match self {
+            Self::Validation {
+                fields, details, ..
+            } => {
+                let mut d = details.clone().unwrap_or_else(|| json!({}));
+                if !fields.is_empty() {
+                    d["fields"] = json!(fields);
+                }
+                Some(d)
+            }
+            Self::InsufficientBalance {
+                required,
+                available,
+            } => Some(json!({"required": required, "available": available})),
+            Self::RateLimited {
+                retry_after: Some(secs),
+                ..
+            } => Some(json!({"retryAfter": secs})),
+            Self::PayloadTooLarge { limit } => Some(json!({"maxSizeBytes": limit})),
+            Self::ModerationRepeatBlocked { model_slug, streak } => Some(json!({
+                "modelSlug": model_slug,
+                // Obsolete, kept for compatibility (the service document): the mock
+                // has no internal ids, so it repeats the slug.
+                "modelId": model_slug,
+                "streak": streak,
+            })),
+            _ => None,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let ctx = REQUEST
+            .try_with(Clone::clone)
+            .unwrap_or_else(|_| RequestContext {
+                request_id: new_request_id(),
+                received_at: Utc::now(),
+            });
+        let message = match &self {
+            Self::Internal(err) => {
+                // 5xx hide internals: the cause goes to the log, keyed by request id.
+                tracing::error!(request_id = %ctx.request_id, "internal error: {err:#}");
+                "Internal error; quote the requestId to support".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let mut error = json!({
+            "code": self.code(),
+            "message": message,
+            "requestId": ctx.request_id,
+            "timestamp": ctx.received_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+        });
+        if let Some(details) = self.details() {
+            error["details"] = details;
+        }
+        let mut response = (self.status(), axum::Json(json!({ "error": error }))).into_response();
+        if let Self::RateLimited {
+            retry_after: Some(secs),
+            ..
+        } = &self
+        {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+        }
+        response
+    }
+}

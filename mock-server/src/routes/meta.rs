@@ -1,0 +1,56 @@
+//! The public methods: liveness, the catalogue and the contract itself.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::timestamp;
+use crate::domain::catalog::PublicStatus;
+use crate::state::{AppState, ModelState};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/health", get(get_health))
+        .route("/v1/catalog/", get(list_catalog))
+        .route("/api/openapi.json", get(get_openapi_document))
+}
+
+async fn get_health(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "time": timestamp(state.now()),
+        "version": env!("CARGO_PKG_VERSION"),
+    }))
+}
+
+/// The catalogue, with each model's availability as the control API last set it.
+async fn list_catalog(State(state): State<AppState>) -> Json<Value> {
+    let store = state.store();
+    let models: Vec<Value> = state
+        .catalog()
+        .models
+        .iter()
+        .map(|model| {
+            let status = match store.model_state(&model.slug) {
+                ModelState::Disabled => PublicStatus::Disabled,
+                ModelState::Withdrawn => PublicStatus::Withdrawn,
+                _ => model.status,
+            };
+            let mut value = json!(model);
+            value["status"] = json!(status);
+            value
+        })
+        .collect();
+    Json(json!({ "models": models }))
+}
+
+async fn get_openapi_document() -> impl IntoResponse {
+    // Served verbatim, so clients see the committed contract byte for byte.
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        mediagen_openapi::OPENAPI_JSON,
+    )
+}

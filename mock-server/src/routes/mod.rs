@@ -1,0 +1,274 @@
+//! The service's HTTP surface: one module per area, the request middleware
+//! (request id, rate limits, authentication, request log, limit headers) and
+//! the extractors every handler shares.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+
+use crate::domain::UserId;
+use crate::domain::auth::{self, Scope};
+use crate::domain::rate_limit::{self, Decision};
+use crate::domain::validation::FieldError;
+use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
+use crate::state::{AppState, LoggedRequest};
+
+pub mod generations;
+pub mod meta;
+pub mod outputs;
+pub mod unimplemented;
+
+/// Every route of the service (not the control API), behind the service middleware.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let implemented = Router::new()
+        .merge(meta::router())
+        .merge(generations::router());
+    unimplemented::add_missing(implemented)
+        .fallback(fallback)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            service_middleware,
+        ))
+}
+
+async fn fallback(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("No route for {method} {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
+}
+
+/// The caller as authentication found it, put in the request's extensions by
+/// the middleware so that the key is checked once.
+#[derive(Debug, Clone, Copy)]
+enum Caller {
+    Authenticated { user_id: UserId, scope: Scope },
+    Refused(&'static str),
+}
+
+/// The authenticated user of a request; rejects with 401 or 403 otherwise.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthUser {
+    pub user_id: UserId,
+}
+
+impl FromRequestParts<AppState> for AuthUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &AppState) -> Result<Self> {
+        match parts.extensions.get::<Caller>().copied() {
+            Some(Caller::Authenticated { user_id, scope }) => {
+                if scope == Scope::ReadOnly && !matches!(parts.method, Method::GET | Method::HEAD) {
+                    return Err(ApiError::Authorization(
+                        "This API key may only read; use a key with full access",
+                    ));
+                }
+                Ok(Self { user_id })
+            }
+            Some(Caller::Refused(why)) => Err(ApiError::Authentication(why)),
+            None => Err(ApiError::Authentication(
+                "Missing Authorization header; send 'Authorization: Bearer <API_KEY>'",
+            )),
+        }
+    }
+}
+
+fn authenticate(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
+    let value = headers.get(header::AUTHORIZATION)?;
+    let refused = |why| Some(Caller::Refused(why));
+    let Ok(text) = value.to_str() else {
+        return refused("Authorization header is not readable text");
+    };
+    let Some((scheme, key)) = text.split_once(' ') else {
+        return refused("Authorization must be 'Bearer <API_KEY>'");
+    };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return refused("Authorization must be 'Bearer <API_KEY>'");
+    }
+    let Some((public, secret)) = auth::parse(key.trim()) else {
+        return refused("Malformed API key; keys look like mg_live_<public>_<secret>");
+    };
+    let store = state.store();
+    match store.keys.get(public) {
+        Some(stored) if stored.matches(secret) && !stored.revoked => Some(Caller::Authenticated {
+            user_id: stored.user_id,
+            scope: stored.scope,
+        }),
+        Some(stored) if stored.matches(secret) => refused("This API key was revoked"),
+        _ => refused("Invalid API key"),
+    }
+}
+
+/// Request id, rate limits, authentication, the request log and the
+/// `x-ratelimit-*` headers, for every request of the service.
+async fn service_middleware(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let ctx = RequestContext {
+        request_id: new_request_id(),
+        received_at: state.now(),
+    };
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+
+    let decision = {
+        let mut store = state.store();
+        let general = store.rate.hit(rate_limit::GENERAL, &ip, ctx.received_at);
+        match rate_limit::route_limit(method.as_str(), &path) {
+            Some(limit) if general.allowed => store.rate.hit(limit, &ip, ctx.received_at),
+            Some(limit) => {
+                // The general limit refused: report the route's own limit, uncounted.
+                let own = store.rate.hit(limit, &ip, ctx.received_at);
+                Decision {
+                    allowed: false,
+                    ..own
+                }
+            }
+            None => general,
+        }
+    };
+
+    let caller = authenticate(&state, request.headers());
+    let user_id = match caller {
+        Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
+        _ => None,
+    };
+    if let Some(caller) = caller {
+        request.extensions_mut().insert(caller);
+    }
+    let idempotency_key = request
+        .headers()
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+
+    let mut response = if decision.allowed || !state.config().rate_limits {
+        REQUEST.scope(ctx.clone(), next.run(request)).await
+    } else {
+        let error = ApiError::RateLimited {
+            message: format!(
+                "Rate limit of {} requests exceeded; retry after {} s",
+                decision.limit,
+                decision.reset_secs.max(1)
+            ),
+            retry_after: Some(decision.reset_secs.max(1)),
+        };
+        REQUEST
+            .scope(ctx.clone(), async { error.into_response() })
+            .await
+    };
+
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
+    headers.insert(
+        "x-ratelimit-remaining",
+        HeaderValue::from(decision.remaining),
+    );
+    headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    if let Ok(id) = HeaderValue::from_str(&ctx.request_id) {
+        headers.insert("x-request-id", id);
+    }
+
+    state.store().log_request(LoggedRequest {
+        request_id: ctx.request_id,
+        at: ctx.received_at,
+        method: method.to_string(),
+        path,
+        status: response.status().as_u16(),
+        ip,
+        user_id,
+        idempotency_key,
+    });
+    response
+}
+
+/// Reads a JSON body the way the service does: 415 for another content type,
+/// 413 over the size limit, 400 for text that is not JSON or does not match
+/// the contract's schema `schema` (with `details.fields[]`).
+pub fn json_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+    schema: &str,
+) -> Result<Value> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json"
+                || (mime.starts_with("application/") && mime.ends_with("+json"))
+        });
+    if !is_json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let bytes = body.map_err(|rejection| {
+        if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge {
+                limit: state.config().body_limit_bytes,
+            }
+        } else {
+            ApiError::validation(
+                format!("Could not read the request body: {rejection}"),
+                Vec::new(),
+            )
+        }
+    })?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|err| {
+        ApiError::validation(
+            "Request body is not valid JSON",
+            vec![FieldError {
+                path: String::new(),
+                keyword: "json".into(),
+                message: err.to_string(),
+                params: serde_json::json!({"line": err.line(), "column": err.column()}),
+            }],
+        )
+    })?;
+    state
+        .schemas()
+        .validate(schema, &value)
+        .map_err(|fields| ApiError::validation("Request body does not match the schema", fields))?;
+    Ok(value)
+}
+
+/// Timestamps as the contract writes them: RFC 3339, milliseconds, UTC.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A path parameter that must be a UUID; 400 with the failing field otherwise.
+pub fn uuid_param(raw: &str, name: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(raw).map_err(|_| {
+        ApiError::validation(
+            format!("Path parameter {name} must be a UUID"),
+            vec![FieldError {
+                path: format!("/path/{name}"),
+                keyword: "format".into(),
+                message: "must match format \"uuid\"".into(),
+                params: serde_json::json!({"format": "uuid"}),
+            }],
+        )
+    })
+}

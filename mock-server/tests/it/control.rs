@@ -1,0 +1,116 @@
+use reqwest::Method;
+use serde_json::json;
+
+use crate::{App, image_request};
+
+#[tokio::test]
+async fn control_api_creates_users_and_reports_their_balance() {
+    let app = App::start().await;
+    let created = app
+        .control(Method::POST, "/_mock/users", json!({"balanceRub": 500}))
+        .await;
+    assert_eq!(created.status, 201);
+    let (id, key) = (
+        created.body["userId"].as_str().expect("id"),
+        created.body["apiKey"].as_str().expect("key"),
+    );
+    let reply = app
+        .send(
+            Method::POST,
+            "/v1/generations",
+            Some(key),
+            Some(image_request("p")),
+        )
+        .await;
+    assert_eq!(reply.status, 202);
+    let user = app
+        .send(Method::GET, &format!("/_mock/users/{id}"), None, None)
+        .await;
+    assert_eq!(
+        (
+            user.body["balanceRub"].as_f64(),
+            user.body["reservedRub"].as_f64()
+        ),
+        (Some(497.5), Some(2.5))
+    );
+    let set = app
+        .control(
+            Method::PUT,
+            &format!("/_mock/users/{id}/balance"),
+            json!({"balanceRub": 0}),
+        )
+        .await;
+    assert_eq!(set.body["balanceRub"], 0.0);
+}
+
+#[tokio::test]
+async fn clock_advance_answers_the_new_time() {
+    let app = App::start().await;
+    let before = app.send(Method::GET, "/_mock/clock", None, None).await;
+    assert_eq!(before.body["mode"], "manual");
+    let after = app
+        .control(
+            Method::POST,
+            "/_mock/clock/advance",
+            json!({"seconds": 12.5}),
+        )
+        .await;
+    let t0 = chrono::DateTime::parse_from_rfc3339(before.body["now"].as_str().expect("now"))
+        .expect("time");
+    let t1 = chrono::DateTime::parse_from_rfc3339(after.body["now"].as_str().expect("now"))
+        .expect("time");
+    assert_eq!((t1 - t0).num_milliseconds(), 12_500);
+    app.control(Method::POST, "/_mock/clock/advance", json!({"seconds": -1}))
+        .await
+        .assert_error(409, "CONFLICT_ERROR");
+}
+
+#[tokio::test]
+async fn request_log_records_service_requests_but_not_control_calls() {
+    let app = App::start().await;
+    app.create_with_key(&app.key, "logged", image_request("p"))
+        .await;
+    app.send(Method::GET, "/_mock/clock", None, None).await;
+    let log = app.send(Method::GET, "/_mock/requests", None, None).await;
+    let entries = log.body["data"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["path"], "/v1/generations");
+    assert_eq!(entries[0]["status"], 202);
+    assert_eq!(entries[0]["idempotencyKey"], "logged");
+}
+
+#[tokio::test]
+async fn reset_empties_the_mock_but_keeps_the_demo_key() {
+    let app = App::start().await;
+    app.create(image_request("p")).await;
+    let demo = app.mock.demo_api_key().to_owned();
+    assert_eq!(
+        app.control(Method::POST, "/_mock/reset", json!({}))
+            .await
+            .status,
+        204
+    );
+    app.get("/v1/generations")
+        .await
+        .assert_error(401, "AUTHENTICATION_ERROR");
+    let listed = app
+        .send(Method::GET, "/v1/generations", Some(&demo), None)
+        .await;
+    assert_eq!(listed.status, 200);
+}
+
+#[tokio::test]
+async fn admin_token_guards_the_control_api() {
+    let mock = mediagen_mock_server::MockServer::builder()
+        .config(|c| c.admin_token = Some("s3cret".into()))
+        .start()
+        .await;
+    let app = App::with(mock).await;
+    app.send(Method::GET, "/_mock/clock", None, None)
+        .await
+        .assert_error(401, "AUTHENTICATION_ERROR");
+    let allowed = app
+        .send(Method::GET, "/_mock/clock", Some("s3cret"), None)
+        .await;
+    assert_eq!(allowed.status, 200);
+}

@@ -1,0 +1,173 @@
+//! Integration tests of the mock server: each rule of the service document,
+//! against a server spawned on 127.0.0.1:0 with a manual clock.
+
+mod auth;
+mod concurrency;
+mod control;
+mod errors;
+mod generations;
+mod lifecycle;
+mod meta;
+mod rate_limits;
+
+use mediagen_mock_server::MockServer;
+use mediagen_mock_server::domain::validation::ContractSchemas;
+use reqwest::{Method, Response, StatusCode};
+use serde_json::{Value, json};
+use std::sync::OnceLock;
+
+/// A started mock, a user with a balance, and typed request helpers.
+#[derive(Debug)]
+pub struct App {
+    pub mock: MockServer,
+    pub http: reqwest::Client,
+    pub key: String,
+    pub user_id: uuid::Uuid,
+}
+
+/// A response read whole: status, headers and JSON body (Null when empty or not JSON).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub bytes: Vec<u8>,
+}
+
+impl Reply {
+    async fn read(response: Response) -> Self {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("body").to_vec();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Self {
+            status,
+            headers,
+            body,
+            bytes,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"]
+            .as_str()
+            .unwrap_or("<no error code>")
+    }
+
+    /// Asserts the error envelope of the service document, Errors.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.code(), code, "body: {}", self.body);
+        let error = &self.body["error"];
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(
+            error["requestId"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("req_"))
+        );
+        assert!(
+            error["timestamp"]
+                .as_str()
+                .is_some_and(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
+        );
+        assert_conforms("Error", &self.body);
+    }
+}
+
+/// The contract's schemas, compiled once for all tests.
+pub fn schemas() -> &'static ContractSchemas {
+    static SCHEMAS: OnceLock<ContractSchemas> = OnceLock::new();
+    SCHEMAS.get_or_init(ContractSchemas::load)
+}
+
+/// Asserts that `value` is valid against `components.schemas.<name>` of the contract.
+#[track_caller]
+pub fn assert_conforms(name: &str, value: &Value) {
+    if let Err(fields) = schemas().validate(name, value) {
+        panic!("{value} does not conform to {name}: {fields:#?}");
+    }
+}
+
+impl App {
+    pub async fn start() -> Self {
+        Self::with(MockServer::start().await).await
+    }
+
+    /// A mock without enforced request limits, for tests that send many requests.
+    pub async fn unlimited() -> Self {
+        Self::with(MockServer::builder().rate_limits(false).start().await).await
+    }
+
+    pub async fn with(mock: MockServer) -> Self {
+        let user = mock.create_user(1000.0);
+        Self {
+            http: reqwest::Client::new(),
+            key: user.api_key,
+            user_id: user.user_id,
+            mock,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.mock.uri())
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        Reply::read(request.send().await.expect("request reaches the mock")).await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(Method::GET, path, Some(&self.key), None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Reply {
+        self.send(Method::POST, path, Some(&self.key), Some(body))
+            .await
+    }
+
+    pub async fn create(&self, body: Value) -> Reply {
+        self.post("/v1/generations", body).await
+    }
+
+    pub async fn create_with_key(&self, key: &str, idempotency_key: &str, body: Value) -> Reply {
+        let request = self
+            .http
+            .post(self.url("/v1/generations"))
+            .bearer_auth(key)
+            .header("Idempotency-Key", idempotency_key)
+            .json(&body);
+        Reply::read(request.send().await.expect("request reaches the mock")).await
+    }
+
+    pub async fn control(&self, method: Method, path: &str, body: Value) -> Reply {
+        self.send(method, path, None, Some(body)).await
+    }
+
+    /// `(available, reserved)` of the test user in roubles.
+    pub fn balance(&self) -> (f64, f64) {
+        self.mock.balance(self.user_id).expect("the user exists")
+    }
+}
+
+/// A valid create body for the cheapest image model.
+pub fn image_request(prompt: &str) -> Value {
+    json!({"modelSlug": "flux-schnell", "prompt": prompt, "params": {"aspect_ratio": "16:9"}})
+}
