@@ -218,9 +218,10 @@ impl MockServer {
     }
 
     /// Checks the ledger's invariants: `available + reserved = credits − kept
-    /// charges` per user, and one charge and at most one refund per task.
+    /// charges` per user, one charge and at most one refund per task, and the
+    /// count of active tasks each user has.
     pub fn check_ledger(&self) -> Result<(), String> {
-        self.state.store().ledger.check()
+        self.state.store().check_invariants()
     }
 
     /// Stops the server, letting requests in flight finish.

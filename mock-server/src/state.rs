@@ -123,6 +123,9 @@ pub struct Store {
     pub moderation: Moderation,
     pub model_states: HashMap<String, ModelState>,
     pub requests: VecDeque<LoggedRequest>,
+    /// Active tasks per user, kept current on every transition so that the
+    /// concurrency check does not scan a user's history.
+    active: HashMap<UserId, usize>,
     /// Virtual seconds a create with an `Idempotency-Key` takes (control API),
     /// so that tests can observe rule 8 (409 while the first is executing).
     pub create_latency_secs: f64,
@@ -309,13 +312,14 @@ impl Store {
     }
 
     pub fn active_count(&self, user_id: UserId) -> usize {
-        self.users.get(&user_id).map_or(0, |u| {
-            u.generations
-                .iter()
-                .filter_map(|id| self.generations.get(id))
-                .filter(|g| g.status.is_active())
-                .count()
-        })
+        self.active.get(&user_id).copied().unwrap_or(0)
+    }
+
+    /// A task of `user_id` left `PENDING`/`PROCESSING` for a final state.
+    fn finished(&mut self, user_id: UserId) {
+        if let Some(n) = self.active.get_mut(&user_id) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     fn schedule(&mut self, due: DateTime<Utc>, generation_id: Uuid, kind: JobKind) {
@@ -388,6 +392,7 @@ impl Store {
             outputs: 1,
         };
         self.generations.insert(id, generation.clone());
+        *self.active.entry(user_id).or_default() += 1;
         if let Some(user) = self.users.get_mut(&user_id) {
             user.generations.push(id);
         }
@@ -403,6 +408,7 @@ impl Store {
         }
         let generation = generation.clone();
         self.ledger.refund(id, now).ok();
+        self.finished(generation.user_id);
         Some(generation)
     }
 
@@ -434,10 +440,12 @@ impl Store {
                 );
             }
             Some(AfterAttempt::Succeeded) => {
+                self.finished(user_id);
                 self.ledger.keep(job.generation_id).ok();
                 self.moderation.succeeded(user_id, &slug);
             }
             Some(AfterAttempt::Failed(code)) => {
+                self.finished(user_id);
                 // The refund is done before anything tells the client the task
                 // failed (service document: the event follows the refund).
                 self.ledger.refund(job.generation_id, job.due).ok();
@@ -447,6 +455,27 @@ impl Store {
             }
             None => {}
         }
+    }
+
+    /// The ledger's invariants, and the active-task counts against the tasks themselves.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.ledger.check()?;
+        for user in self.users.values() {
+            let scanned = user
+                .generations
+                .iter()
+                .filter_map(|id| self.generations.get(id))
+                .filter(|g| g.status.is_active())
+                .count();
+            if scanned != self.active_count(user.id) {
+                return Err(format!(
+                    "user {}: {scanned} active tasks but the count says {}",
+                    user.id,
+                    self.active_count(user.id)
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Records a request in the log, keeping the newest ones.

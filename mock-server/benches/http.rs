@@ -1,0 +1,212 @@
+//! Requests per second of the mock's `GET /v1/generations/{id}` and
+//! `POST /v1/generations`, beside a bare axum handler answering a similar JSON,
+//! all driven by `wrk` in another process in the same run.
+//!
+//! ```text
+//! apt-get install wrk
+//! cargo bench -p mediagen-mock-server --bench http            # 3 rounds of 5 s
+//! MEDIAGEN_BENCH_SECONDS=10 MEDIAGEN_BENCH_ROUNDS=5 cargo bench -p mediagen-mock-server --bench http
+//! ```
+//!
+//! Rate limits are off. Creates go to 2,000 users chosen at random by the wrk
+//! script, and the clock runs a million times faster, so tasks finish at once
+//! and the concurrency cap does not turn the run into a 429 benchmark.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::Command;
+
+use axum::Json;
+use axum::routing::get;
+use mediagen_mock_server::{AppState, ClockMode, Config};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+const USERS: usize = 2_000;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn bare_generation() -> Json<Value> {
+    Json(json!({
+        "id": "0b7a3c4e-8f1d-4c2a-9e5b-7d6f1a2b3c4d",
+        "status": "SUCCEEDED",
+        "modelSlug": "flux-schnell",
+        "mediaType": "IMAGE",
+        "prompt": "a lighthouse at dusk",
+        "params": {"aspect_ratio": "16:9"},
+        "costRub": 2.5,
+        "outputUrls": ["http://127.0.0.1/outputs/0b7a3c4e-8f1d-4c2a-9e5b-7d6f1a2b3c4d/0.png"],
+        "errorCode": null,
+        "errorMessage": null,
+        "createdAt": "2026-11-22T10:00:00.000Z",
+        "startedAt": "2026-11-22T10:00:01.000Z",
+        "finishedAt": "2026-11-22T10:00:05.000Z"
+    }))
+}
+
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+    });
+    addr
+}
+
+/// Runs wrk and returns its requests per second and the share of non-2xx answers.
+fn wrk(url: &str, seconds: u64, script: Option<&std::path::Path>) -> (f64, f64) {
+    let mut command = Command::new("wrk");
+    command.args(["-t2", "-c32", &format!("-d{seconds}s"), "--latency"]);
+    if let Some(script) = script {
+        command.arg("-s").arg(script);
+    }
+    let output = command
+        .arg(url)
+        .output()
+        .expect("run wrk (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let number_after = |label: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let rps = number_after("Requests/sec:");
+    let total: f64 = text
+        .lines()
+        .find(|l| l.contains("requests in"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0);
+    let non_2xx = number_after("Non-2xx or 3xx responses:");
+    (rps, if total > 0.0 { non_2xx / total } else { 0.0 })
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let seconds = env_number("MEDIAGEN_BENCH_SECONDS", 5);
+    let rounds = env_number("MEDIAGEN_BENCH_ROUNDS", 3) as usize;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+
+    let (mock_addr, bare_addr, generation_id, keys) = runtime.block_on(async {
+        let config = Config {
+            clock: ClockMode::Real,
+            time_scale: 1_000_000.0,
+            rate_limits: false,
+            queue_seconds: 0.0,
+            ..Config::default()
+        };
+        let state = AppState::new(config);
+        let keys: Vec<String> = (0..USERS)
+            .map(|_| state.create_user(mediagen_mock_server::domain::money::Kopecks::from_rub(1e9), None).api_key)
+            .collect();
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let mock_addr = listener.local_addr().expect("address");
+        tokio::spawn(mediagen_mock_server::run(state, listener, std::future::pending()));
+        let created: Value = reqwest::Client::new()
+            .post(format!("http://{mock_addr}/v1/generations"))
+            .bearer_auth(&keys[0])
+            .json(&json!({"modelSlug": "flux-schnell", "prompt": "a lighthouse at dusk", "params": {"aspect_ratio": "16:9"}}))
+            .send()
+            .await
+            .expect("create")
+            .json()
+            .await
+            .expect("json");
+        let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
+        let bare_addr = serve(bare).await;
+        (mock_addr, bare_addr, created["id"].as_str().expect("id").to_owned(), keys)
+    });
+
+    let dir = std::env::temp_dir().join(format!("mediagen-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let get_script = dir.join("get.lua");
+    std::fs::write(
+        &get_script,
+        format!("wrk.headers[\"Authorization\"] = \"Bearer {}\"\n", keys[0]),
+    )
+    .expect("script");
+    let post_script = dir.join("post.lua");
+    let mut lua = std::fs::File::create(&post_script).expect("script");
+    writeln!(lua, "local keys = {{").expect("write");
+    for key in &keys {
+        writeln!(lua, "  \"{key}\",").expect("write");
+    }
+    writeln!(
+        lua,
+        "}}\nwrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+         wrk.body = '{{\"modelSlug\":\"flux-schnell\",\"prompt\":\"a lighthouse at dusk\",\"params\":{{\"aspect_ratio\":\"16:9\"}}}}'\n\
+         request = function()\n  wrk.headers[\"Authorization\"] = \"Bearer \" .. keys[math.random(#keys)]\n  return wrk.format()\nend"
+    )
+    .expect("write");
+    drop(lua);
+
+    let (mut bare, mut get_rps, mut post_rps, mut post_refused) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        // Interleaved, so that noise on the shared machine hits all three alike.
+        bare.push(
+            wrk(
+                &format!("http://{bare_addr}/v1/generations/{generation_id}"),
+                seconds,
+                None,
+            )
+            .0,
+        );
+        get_rps.push(
+            wrk(
+                &format!("http://{mock_addr}/v1/generations/{generation_id}"),
+                seconds,
+                Some(&get_script),
+            )
+            .0,
+        );
+        let (rps, refused) = wrk(
+            &format!("http://{mock_addr}/v1/generations"),
+            seconds,
+            Some(&post_script),
+        );
+        post_rps.push(rps);
+        post_refused.push(refused);
+        eprintln!(
+            "round {round}/{rounds}: bare {:.0}, GET {:.0}, POST {:.0} req/s",
+            bare[round - 1],
+            get_rps[round - 1],
+            rps
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
+    let (bare, get, post) = (median(bare), median(get_rps), median(post_rps));
+    println!(
+        "| target (wrk -t2 -c32, {seconds} s × {rounds} rounds, median) | requests/s | vs bare axum |"
+    );
+    println!("|---|---:|---:|");
+    println!("| bare axum handler, similar JSON | {bare:.0} | 1.00 |");
+    println!(
+        "| mock GET /v1/generations/{{id}} | {get:.0} | {:.2} |",
+        get / bare
+    );
+    println!(
+        "| mock POST /v1/generations ({USERS} users, {:.1}% non-2xx) | {post:.0} | {:.2} |",
+        100.0 * median(post_refused),
+        post / bare
+    );
+}
