@@ -34,6 +34,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/_mock/outcomes", post(force_outcome))
         .route("/_mock/settings", put(update_settings))
         .route("/_mock/requests", get(list_requests))
+        .route("/_mock/deliveries", get(list_deliveries))
+        .route("/_mock/dns", put(set_dns))
         .route("/_mock/reset", post(reset))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -315,4 +317,58 @@ async fn list_requests(State(state): State<AppState>) -> Json<Value> {
 async fn reset(State(state): State<AppState>) -> StatusCode {
     state.reset();
     StatusCode::NO_CONTENT
+}
+
+/// Every webhook message, oldest first, with its attempts.
+async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
+    let store = state.store();
+    let data: Vec<Value> = store
+        .message_order
+        .iter()
+        .filter_map(|id| store.messages.get(id))
+        .map(|m| {
+            json!({
+                "messageId": m.id,
+                "eventId": m.event_id,
+                "eventType": m.event_type,
+                "endpointId": m.endpoint_id,
+                "userId": m.user_id,
+                "state": m.state,
+                "createdAt": timestamp(m.created_at),
+                "payload": serde_json::from_slice::<Value>(&m.payload).unwrap_or(Value::Null),
+                "attempts": m.attempts.iter().map(|a| json!({
+                    "id": a.id,
+                    "attempt": a.attempt,
+                    "trigger": a.trigger,
+                    "attemptedAt": timestamp(a.attempted_at),
+                    "succeeded": a.succeeded,
+                    "responseStatus": a.response_status,
+                    "error": a.error,
+                    "durationMs": a.duration_ms,
+                    "responseExcerpt": a.response_excerpt,
+                    "nextAttemptAt": a.next_attempt_at.map(timestamp),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Json(json!({ "data": data }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetDns {
+    host: String,
+    addresses: Vec<std::net::IpAddr>,
+}
+
+/// Pins a host name to addresses for webhook URLs, at creation and at delivery.
+async fn set_dns(
+    State(state): State<AppState>,
+    ControlJson(body): ControlJson<SetDns>,
+) -> Json<Value> {
+    state
+        .deliverer()
+        .resolver
+        .set(&body.host, body.addresses.clone());
+    Json(json!({"host": body.host, "addresses": body.addresses}))
 }

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 pub mod clock;
 pub mod config;
 mod control;
+mod delivery;
 pub mod domain;
 pub mod error;
 pub mod media;
@@ -222,6 +223,19 @@ impl MockServer {
     /// count of active tasks each user has.
     pub fn check_ledger(&self) -> Result<(), String> {
         self.state.store().check_invariants()
+    }
+
+    /// Waits until every webhook delivery attempt started so far has ended.
+    /// Attempts that became due during [`advance`](Self::advance) have started
+    /// by the time it returns, so `advance` then `deliveries_settled` sees them
+    /// through (a receiver that hangs ends when the clock passes 10 seconds).
+    pub async fn deliveries_settled(&self) {
+        self.state.deliverer().settled().await;
+    }
+
+    /// Makes `host` resolve to `addresses` for webhook URLs, as a DNS answer would.
+    pub fn set_dns(&self, host: &str, addresses: Vec<std::net::IpAddr>) {
+        self.state.deliverer().resolver.set(host, addresses);
     }
 
     /// Stops the server, letting requests in flight finish.

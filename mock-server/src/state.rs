@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use crate::clock::Clock;
 use crate::config::{ClockMode, Config};
+use crate::delivery::{Deliverer, payload};
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope, StoredKey};
 use crate::domain::catalog::{Catalog, Model};
@@ -28,6 +29,7 @@ use crate::domain::money::Kopecks;
 use crate::domain::outcome::{MagicPrompt, Outcomes};
 use crate::domain::rate_limit::RateLimiter;
 use crate::domain::validation::ContractSchemas;
+use crate::domain::webhook::{self, Endpoint, Message, MessageState, Trigger};
 
 /// Active tasks allowed per user (service document, Limits).
 pub const MAX_ACTIVE_GENERATIONS: usize = 5;
@@ -55,6 +57,7 @@ struct Shared {
     store: Mutex<Store>,
     /// Wakes the worker when a job is scheduled earlier than it expected.
     worker: Notify,
+    deliverer: Deliverer,
     /// The address clients reach the mock at, for the URLs of output files.
     base_url: OnceLock<String>,
     /// The demo user's key, kept so that a reset restores the same key.
@@ -99,15 +102,20 @@ pub struct LoggedRequest {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum JobKind {
+    /// A task leaves PENDING.
     Start,
+    /// A worker attempt of a task ends.
     EndAttempt,
+    /// A scheduled delivery attempt of a webhook message.
+    Deliver,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Job {
     due: DateTime<Utc>,
     seq: u64,
-    generation_id: Uuid,
+    /// The generation, or the message for `Deliver`.
+    target: Uuid,
     kind: JobKind,
 }
 
@@ -123,6 +131,10 @@ pub struct Store {
     pub moderation: Moderation,
     pub model_states: HashMap<String, ModelState>,
     pub requests: VecDeque<LoggedRequest>,
+    pub endpoints: HashMap<String, Endpoint>,
+    pub messages: HashMap<Uuid, Message>,
+    /// Message ids, oldest first.
+    pub message_order: Vec<Uuid>,
     /// Active tasks per user, kept current on every transition so that the
     /// concurrency check does not scan a user's history.
     active: HashMap<UserId, usize>,
@@ -159,6 +171,7 @@ impl AppState {
                 schemas: ContractSchemas::load(),
                 store: Mutex::new(Store::default()),
                 worker: Notify::new(),
+                deliverer: Deliverer::new(),
                 base_url: OnceLock::new(),
                 demo_api_key,
             }),
@@ -225,6 +238,10 @@ impl AppState {
         &self.inner.worker
     }
 
+    pub fn deliverer(&self) -> &Deliverer {
+        &self.inner.deliverer
+    }
+
     /// Creates a user with a balance and a first key.
     pub fn create_user(&self, balance: Kopecks, email: Option<String>) -> NewUser {
         let now = self.now();
@@ -254,15 +271,29 @@ impl AppState {
     /// effects of the advance as soon as the call returns.
     pub fn run_due_jobs(&self) -> Option<DateTime<Utc>> {
         let now = self.now();
-        let mut store = self.store();
-        while let Some(Reverse(job)) = store.jobs.peek().copied() {
-            if job.due > now {
-                return Some(job.due);
+        let mut deliveries = Vec::new();
+        let next = {
+            let mut store = self.store();
+            loop {
+                match store.jobs.peek().copied() {
+                    Some(Reverse(job)) if job.due <= now => {
+                        store.jobs.pop();
+                        match job.kind {
+                            JobKind::Deliver => deliveries.push(job.target),
+                            JobKind::Start | JobKind::EndAttempt => {
+                                store.apply(job, self.base_url())
+                            }
+                        }
+                    }
+                    other => break other.map(|Reverse(job)| job.due),
+                }
             }
-            store.jobs.pop();
-            store.apply(job);
+        };
+        // Sent outside the lock, each in its own task.
+        for message_id in deliveries {
+            crate::delivery::spawn_attempt(self, message_id, Trigger::Scheduled);
         }
-        None
+        next
     }
 
     /// The time of the next job, if any.
@@ -322,14 +353,69 @@ impl Store {
         }
     }
 
-    fn schedule(&mut self, due: DateTime<Utc>, generation_id: Uuid, kind: JobKind) {
+    fn schedule(&mut self, due: DateTime<Utc>, target: Uuid, kind: JobKind) {
         self.next_seq += 1;
         self.jobs.push(Reverse(Job {
             due,
             seq: self.next_seq,
-            generation_id,
+            target,
             kind,
         }));
+    }
+
+    /// A scheduled delivery attempt of `message_id` at `due`.
+    pub fn schedule_delivery(&mut self, due: DateTime<Utc>, message_id: Uuid) {
+        self.schedule(due, message_id, JobKind::Deliver);
+    }
+
+    /// Queues a message for an endpoint, to be sent at `at`.
+    pub fn enqueue_message(
+        &mut self,
+        endpoint: &Endpoint,
+        event_type: &'static str,
+        event_id: String,
+        payload: Vec<u8>,
+        at: DateTime<Utc>,
+    ) -> Uuid {
+        let id = Uuid::new_v4();
+        self.messages.insert(
+            id,
+            Message {
+                id,
+                event_id,
+                event_type,
+                endpoint_id: endpoint.id.clone(),
+                user_id: endpoint.user_id,
+                payload,
+                created_at: at,
+                state: MessageState::Pending,
+                scheduled_attempts: 0,
+                attempts: Vec::new(),
+            },
+        );
+        self.message_order.push(id);
+        self.schedule_delivery(at, id);
+        id
+    }
+
+    /// One message per subscribed active endpoint of the task's owner, for a
+    /// task that just reached a final state.
+    fn emit(&mut self, generation: &Generation, base_url: &str, at: DateTime<Utc>) {
+        let event_id = webhook::new_event_id();
+        let Some((event_type, body)) = payload::for_generation(generation, base_url, &event_id, at)
+        else {
+            return;
+        };
+        let bytes = serde_json::to_vec(&body).unwrap_or_default();
+        let targets: Vec<Endpoint> = self
+            .endpoints
+            .values()
+            .filter(|e| e.user_id == generation.user_id && e.active && e.subscribed(event_type))
+            .cloned()
+            .collect();
+        for endpoint in &targets {
+            self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
+        }
     }
 
     /// Creates a task: the concurrency limit (rule 5), the moderation block,
@@ -412,19 +498,20 @@ impl Store {
         Some(generation)
     }
 
-    fn apply(&mut self, job: Job) {
-        let Some(generation) = self.generations.get_mut(&job.generation_id) else {
+    fn apply(&mut self, job: Job, base_url: &str) {
+        let Some(generation) = self.generations.get_mut(&job.target) else {
             return;
         };
         let attempt = match job.kind {
             JobKind::Start => {
                 if generation.start(job.due) {
                     let due = job.due + seconds(generation.attempt_secs);
-                    self.schedule(due, job.generation_id, JobKind::EndAttempt);
+                    self.schedule(due, job.target, JobKind::EndAttempt);
                 }
                 return;
             }
             JobKind::EndAttempt => generation.end_attempt(job.due),
+            JobKind::Deliver => return,
         };
         let (user_id, slug, attempt_secs) = (
             generation.user_id,
@@ -435,25 +522,29 @@ impl Store {
             Some(AfterAttempt::TryAgain) => {
                 self.schedule(
                     job.due + seconds(attempt_secs),
-                    job.generation_id,
+                    job.target,
                     JobKind::EndAttempt,
                 );
+                return;
             }
             Some(AfterAttempt::Succeeded) => {
                 self.finished(user_id);
-                self.ledger.keep(job.generation_id).ok();
+                self.ledger.keep(job.target).ok();
                 self.moderation.succeeded(user_id, &slug);
             }
             Some(AfterAttempt::Failed(code)) => {
                 self.finished(user_id);
-                // The refund is done before anything tells the client the task
-                // failed (service document: the event follows the refund).
-                self.ledger.refund(job.generation_id, job.due).ok();
+                self.ledger.refund(job.target, job.due).ok();
                 if code == FailureCode::ModerationRejected {
                     self.moderation.rejected(user_id, &slug, job.due);
                 }
             }
-            None => {}
+            None => return,
+        }
+        // After the ledger: a failure's refund is done before its event is queued
+        // (service document: funds are already returned when it is sent).
+        if let Some(generation) = self.generations.get(&job.target).cloned() {
+            self.emit(&generation, base_url, job.due);
         }
     }
 

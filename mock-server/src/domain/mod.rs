@@ -1,6 +1,7 @@
 //! The service's rules as plain Rust, with no HTTP in them: each rule of the
 //! service document lives in one place here, and routes only call it.
 
+pub mod address;
 pub mod auth;
 pub mod catalog;
 pub mod generation;
@@ -11,6 +12,7 @@ pub mod money;
 pub mod outcome;
 pub mod rate_limit;
 pub mod validation;
+pub mod webhook;
 
 /// Users are identified by a UUID.
 pub type UserId = uuid::Uuid;

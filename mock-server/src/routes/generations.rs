@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{AuthUser, json_body, timestamp, uuid_param};
+use super::{AuthUser, json_body, query_error, timestamp, uuid_param};
 use crate::domain::UserId;
 use crate::domain::catalog::{MediaType, PublicStatus};
 use crate::domain::generation::{FailureCode, Generation, Status};
@@ -293,18 +293,6 @@ async fn cancel_generation(
 const DEFAULT_PAGE: usize = 20;
 const MAX_PAGE: usize = 100;
 
-fn query_error(name: &str, keyword: &str, message: String, params: Value) -> ApiError {
-    ApiError::validation(
-        format!("Query parameter {name} is invalid"),
-        vec![FieldError {
-            path: format!("/query/{name}"),
-            keyword: keyword.into(),
-            message,
-            params,
-        }],
-    )
-}
-
 /// Newest first; `cursor` is the id of the last item of the previous page.
 async fn list_generations(
     State(state): State<AppState>,
@@ -325,21 +313,7 @@ async fn list_generations(
         ),
         None => None,
     };
-    let limit = match query.get("limit") {
-        Some(raw) => raw
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_PAGE).contains(n))
-            .ok_or_else(|| {
-                query_error(
-                    "limit",
-                    "maximum",
-                    format!("must be an integer from 1 to {MAX_PAGE}"),
-                    json!({"minimum": 1, "maximum": MAX_PAGE}),
-                )
-            })?,
-        None => DEFAULT_PAGE,
-    };
+    let limit = super::page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
     let model_slug = query.get("modelSlug");
     let store = state.store();
     let ids = store

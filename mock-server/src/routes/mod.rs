@@ -26,12 +26,14 @@ pub mod generations;
 pub mod meta;
 pub mod outputs;
 pub mod unimplemented;
+pub mod webhooks;
 
 /// Every route of the service (not the control API), behind the service middleware.
 pub fn router(state: &AppState) -> Router<AppState> {
     let implemented = Router::new()
         .merge(meta::router())
-        .merge(generations::router());
+        .merge(generations::router())
+        .merge(webhooks::router());
     unimplemented::add_missing(implemented)
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
@@ -211,6 +213,16 @@ pub fn json_body(
     body: std::result::Result<Bytes, BytesRejection>,
     schema: &str,
 ) -> Result<Value> {
+    validated(state, json_value(state, headers, body)?, schema)
+}
+
+/// A JSON body not yet checked against a schema, for routes that apply a rule
+/// of their own first (such as the webhook endpoint limit).
+pub fn json_value(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Value> {
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -235,7 +247,7 @@ pub fn json_body(
             )
         }
     })?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|err| {
+    serde_json::from_slice(&bytes).map_err(|err| {
         ApiError::validation(
             "Request body is not valid JSON",
             vec![FieldError {
@@ -245,12 +257,52 @@ pub fn json_body(
                 params: serde_json::json!({"line": err.line(), "column": err.column()}),
             }],
         )
-    })?;
+    })
+}
+
+/// `value` if it matches the contract's schema `schema`, else 400 with the fields.
+pub fn validated(state: &AppState, value: Value, schema: &str) -> Result<Value> {
     state
         .schemas()
         .validate(schema, &value)
         .map_err(|fields| ApiError::validation("Request body does not match the schema", fields))?;
     Ok(value)
+}
+
+/// A 400 for one query parameter.
+pub fn query_error(name: &str, keyword: &str, message: String, params: Value) -> ApiError {
+    ApiError::validation(
+        format!("Query parameter {name} is invalid"),
+        vec![FieldError {
+            path: format!("/query/{name}"),
+            keyword: keyword.into(),
+            message,
+            params,
+        }],
+    )
+}
+
+/// The `limit` query parameter of a list: `default` when absent, 1 to `max`.
+pub fn page_limit(
+    query: &std::collections::HashMap<String, String>,
+    default: usize,
+    max: usize,
+) -> Result<usize> {
+    match query.get("limit") {
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                query_error(
+                    "limit",
+                    "maximum",
+                    format!("must be an integer from 1 to {max}"),
+                    serde_json::json!({"minimum": 1, "maximum": max}),
+                )
+            }),
+        None => Ok(default),
+    }
 }
 
 /// Timestamps as the contract writes them: RFC 3339, milliseconds, UTC.

@@ -22,6 +22,18 @@ const IMPLEMENTED: &[(&str, &str)] = &[
     ("get", "/v1/generations/{id}"),
     ("post", "/v1/generations/{id}/cancel"),
     ("post", "/v1/generations/estimate"),
+    ("post", "/v1/webhook-endpoints"),
+    ("get", "/v1/webhook-endpoints"),
+    ("get", "/v1/webhook-endpoints/{id}"),
+    ("patch", "/v1/webhook-endpoints/{id}"),
+    ("delete", "/v1/webhook-endpoints/{id}"),
+    ("post", "/v1/webhook-endpoints/{id}/rotate-secret"),
+    ("post", "/v1/webhook-endpoints/{id}/test"),
+    ("get", "/v1/webhook-endpoints/{id}/deliveries"),
+    (
+        "post",
+        "/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver",
+    ),
 ];
 
 /// Adds a 501 route for every operation of the contract not in `IMPLEMENTED`.

@@ -4,11 +4,14 @@
 mod auth;
 mod concurrency;
 mod control;
+mod delivery;
 mod errors;
 mod generations;
 mod lifecycle;
 mod meta;
 mod rate_limits;
+mod receiver;
+mod webhooks;
 
 use mediagen_mock_server::MockServer;
 use mediagen_mock_server::domain::validation::ContractSchemas;

@@ -1,0 +1,104 @@
+//! The bodies of `generation.completed` and `generation.failed`, in the
+//! snake_case shape of the service document (Events, Payload shape).
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::domain::catalog::MediaType;
+use crate::domain::generation::{FailureCode, Generation, Status};
+use crate::routes::outputs::output_urls;
+use crate::routes::timestamp;
+
+/// The event for a task that just reached a final state, if it has one
+/// (a cancelled task has none).
+pub fn for_generation(
+    generation: &Generation,
+    base_url: &str,
+    event_id: &str,
+    at: DateTime<Utc>,
+) -> Option<(&'static str, Value)> {
+    match generation.status {
+        Status::Succeeded => Some((
+            "generation.completed",
+            completed(
+                event_id,
+                at,
+                json!({
+                    "id": generation.id,
+                    "status": "SUCCEEDED",
+                    "media_type": generation.media_type,
+                    "output_urls": output_urls(base_url, generation),
+                    "cost_rub": generation.cost,
+                    "completed_at": timestamp(generation.finished_at.unwrap_or(at)),
+                }),
+            ),
+        )),
+        Status::Failed => {
+            let code = generation
+                .error_code
+                .unwrap_or(FailureCode::ProviderInternal);
+            Some((
+                "generation.failed",
+                failed(
+                    event_id,
+                    at,
+                    generation.id,
+                    code,
+                    generation.finished_at.unwrap_or(at),
+                ),
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn completed(event_id: &str, at: DateTime<Utc>, generation: Value) -> Value {
+    json!({
+        "id": event_id,
+        "type": "generation.completed",
+        "created_at": timestamp(at),
+        "data": {"generation": generation},
+    })
+}
+
+fn failed(
+    event_id: &str,
+    at: DateTime<Utc>,
+    id: uuid::Uuid,
+    code: FailureCode,
+    failed_at: DateTime<Utc>,
+) -> Value {
+    json!({
+        "id": event_id,
+        "type": "generation.failed",
+        "created_at": timestamp(at),
+        "data": {"generation": {
+            "id": id,
+            "status": "FAILED",
+            "error_code": code,
+            "error_message": code.message(),
+            "failed_at": timestamp(failed_at),
+        }},
+    })
+}
+
+/// A sample event of `event_type` for `POST /v1/webhook-endpoints/{id}/test`.
+pub fn sample(event_type: &str, base_url: &str, event_id: &str, at: DateTime<Utc>) -> Value {
+    let id = uuid::Uuid::new_v4();
+    if event_type == "generation.failed" {
+        failed(event_id, at, id, FailureCode::ProviderUnavailable, at)
+    } else {
+        completed(
+            event_id,
+            at,
+            json!({
+                "id": id,
+                "status": "SUCCEEDED",
+                "media_type": MediaType::Image,
+                "output_urls": [format!("{base_url}/outputs/{id}/0.png")],
+                "cost_rub": 2.5,
+                "completed_at": timestamp(at),
+            }),
+        )
+    }
+}
