@@ -43,9 +43,7 @@ fn run(check: bool) -> Result<()> {
         let committed = std::fs::read_to_string(&target)
             .with_context(|| format!("while reading {}", target.display()))?;
         if committed != code {
-            bail!(
-                "{TARGET} is out of date with openapi/openapi.json; run `cargo codegen`"
-            );
+            bail!("{TARGET} is out of date with openapi/openapi.json; run `cargo codegen`");
         }
         println!("{TARGET} is up to date");
     } else {
@@ -60,7 +58,9 @@ fn run(check: bool) -> Result<()> {
 const TARGET: &str = "sdk/src/generated.rs";
 
 fn target_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(TARGET)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(TARGET)
 }
 
 fn generate() -> Result<String> {

@@ -134,7 +134,10 @@ fn every_example_is_valid_against_its_schema() {
         // resolve; the root `$ref` picks the schema the example belongs to.
         let mut root = doc.clone();
         // A `$ref` is a URI: braces of path templates must be percent-encoded.
-        let fragment = example.schema_pointer.replace('{', "%7B").replace('}', "%7D");
+        let fragment = example
+            .schema_pointer
+            .replace('{', "%7B")
+            .replace('}', "%7D");
         root["$ref"] = json!(format!("#{fragment}"));
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
