@@ -3,12 +3,13 @@
 
 pub mod payload;
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 use uuid::Uuid;
 use webhook_verify::Webhook;
 
@@ -20,6 +21,10 @@ use crate::state::{AppState, seconds};
 
 /// Bytes of an answer read at most; the rest is not needed for the excerpt.
 const READ_LIMIT: usize = 64 * 1024;
+/// Attempts under way at once per endpoint. A burst then reuses a few kept-alive
+/// connections instead of opening one per message, and a slow endpoint only
+/// queues its own messages.
+const PER_ENDPOINT: usize = 16;
 
 /// The HTTP side of delivery, shared by every attempt.
 #[derive(Debug)]
@@ -29,6 +34,7 @@ pub struct Deliverer {
     pub resolver: Arc<OverrideResolver>,
     in_flight: AtomicUsize,
     idle: Notify,
+    lanes: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
 impl Default for Deliverer {
@@ -53,7 +59,17 @@ impl Deliverer {
             resolver: Arc::new(OverrideResolver::new(Arc::new(SystemResolver))),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
+            lanes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The semaphore that bounds the attempts under way for one endpoint.
+    fn lane(&self, endpoint_id: &str) -> Arc<Semaphore> {
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        lanes
+            .entry(endpoint_id.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(PER_ENDPOINT)))
+            .clone()
     }
 
     /// Waits until no attempt is running. Attempts due on the clock start
@@ -99,6 +115,19 @@ struct Answer {
 }
 
 async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
+    let Some(endpoint_id) = state
+        .store()
+        .messages
+        .get(&message_id)
+        .map(|m| m.endpoint_id.clone())
+    else {
+        return;
+    };
+    let lane = state.deliverer().lane(&endpoint_id);
+    let Ok(_permit) = lane.acquire().await else {
+        return;
+    };
+    // The clock of the attempt, and its 10 seconds, start once it may send.
     let started_at = state.now();
     let outgoing = {
         let mut store = state.store();
