@@ -184,6 +184,22 @@ impl MockServer {
             .create_user(domain::money::Kopecks::from_rub(balance_rub), None)
     }
 
+    /// Issues a further key for a user; `None` when the user does not exist.
+    /// A [`Scope::ReadOnly`](domain::auth::Scope) key is refused (403) on writes.
+    pub fn create_key(
+        &self,
+        user_id: domain::UserId,
+        scope: domain::auth::Scope,
+    ) -> Option<String> {
+        let key = domain::auth::issue(user_id, scope);
+        let mut store = self.state.store();
+        if !store.users.contains_key(&user_id) {
+            return None;
+        }
+        store.keys.insert(key.public, key.stored);
+        Some(key.full)
+    }
+
     /// Moves the manual clock forward and applies what became due.
     ///
     /// # Panics

@@ -95,3 +95,25 @@ async fn another_users_generation_is_404_not_found() {
         .await;
     assert_eq!(listed.body["data"], json!([]));
 }
+
+#[tokio::test]
+async fn a_further_key_of_the_same_user_sees_the_same_generations() {
+    let app = App::start().await;
+    app.create(image_request("p")).await;
+    let key = app
+        .mock
+        .create_key(app.user_id, mediagen_mock_server::domain::auth::Scope::Full)
+        .expect("the user exists");
+    let listed = app
+        .send(Method::GET, "/v1/generations", Some(&key), None)
+        .await;
+    assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(1));
+    assert!(
+        app.mock
+            .create_key(
+                uuid::Uuid::new_v4(),
+                mediagen_mock_server::domain::auth::Scope::Full
+            )
+            .is_none()
+    );
+}
