@@ -36,6 +36,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/_mock/requests", get(list_requests))
         .route("/_mock/deliveries", get(list_deliveries))
         .route("/_mock/dns", put(set_dns))
+        .route("/_mock/outbox", get(list_outbox))
+        .route("/_mock/invoices/{id}/pay", post(pay_invoice))
         .route("/_mock/reset", post(reset))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -371,4 +373,38 @@ async fn set_dns(
         .resolver
         .set(&body.host, body.addresses.clone());
     Json(json!({"host": body.host, "addresses": body.addresses}))
+}
+
+/// The e-mails the service would have sent (magic links), oldest first.
+async fn list_outbox(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({"data": state.store().outbox}))
+}
+
+/// Marks an invoice paid, as the bank transfer arriving would: the balance is
+/// credited and the closing act becomes available.
+async fn pay_invoice(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
+    let id = crate::routes::uuid_param(&id, "id")?;
+    let now = state.now();
+    let mut store = state.store();
+    let invoice = store
+        .invoices
+        .iter_mut()
+        .find(|i| i.id == id)
+        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?;
+    if invoice.status != crate::domain::billing::InvoiceStatus::Issued {
+        return Err(ApiError::Conflict(format!(
+            "Invoice {} is not awaiting payment",
+            invoice.number
+        )));
+    }
+    invoice.status = crate::domain::billing::InvoiceStatus::Paid;
+    invoice.paid_at = Some(now);
+    let (user_id, amount, number) = (invoice.user_id, invoice.amount, invoice.number.clone());
+    store
+        .ledger
+        .top_up(user_id, amount, now)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("paying invoice {number}: {e}")))?;
+    Ok(Json(
+        json!({"id": id, "number": number, "status": "PAID", "paidAt": timestamp(now)}),
+    ))
 }

@@ -76,8 +76,10 @@ pub enum ApiError {
     UpstreamCircuitOpen(String),
     #[error("Method {method} is not allowed on {path}")]
     MethodNotAllowed { method: String, path: String },
-    #[error("{0}")]
-    NotImplemented(String),
+    #[error(
+        "The daily top-up cap of {limit:?} is used up; try again after 00:00 UTC or pay by invoice"
+    )]
+    DailyCapExceeded { limit: Kopecks },
     #[error("{0}")]
     ServiceUnavailable(String),
     #[error("internal error: {0:#}")]
@@ -110,10 +112,11 @@ impl ApiError {
             Self::MarginGuard(_) | Self::UpstreamCircuitOpen(_) | Self::ServiceUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::RateLimited { .. } | Self::DailyCapExceeded { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Self::Conflict(_) | Self::ModerationRepeatBlocked { .. } => StatusCode::CONFLICT,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -136,7 +139,8 @@ impl ApiError {
             Self::Conflict(_) => "CONFLICT_ERROR",
             Self::ModerationRepeatBlocked { .. } => "MODERATION_REPEAT_BLOCKED",
             Self::UpstreamCircuitOpen(_) => "UPSTREAM_CIRCUIT_OPEN",
-            Self::ServiceUnavailable(_) | Self::NotImplemented(_) => "SERVICE_UNAVAILABLE",
+            Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
+            Self::ServiceUnavailable(_) => "SERVICE_UNAVAILABLE",
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -161,6 +165,7 @@ impl ApiError {
                 ..
             } => Some(json!({"retryAfter": secs})),
             Self::PayloadTooLarge { limit } => Some(json!({"maxSizeBytes": limit})),
+            Self::DailyCapExceeded { limit } => Some(json!({"limit": limit.0 / 100})),
             Self::ModerationRepeatBlocked { model_slug, streak } => Some(json!({
                 "modelSlug": model_slug,
                 // Obsolete, kept for compatibility (the service document): the mock

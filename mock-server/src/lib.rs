@@ -31,6 +31,11 @@ pub fn build_app(state: AppState) -> Router {
     Router::new()
         .merge(routes::router(&state))
         .merge(routes::outputs::router())
+        .merge(
+            routes::files::storage_router()
+                // Uploads are larger than API bodies: up to the largest file type.
+                .layer(DefaultBodyLimit::max(100 * 1024 * 1024)),
+        )
         .merge(control::router(&state))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {

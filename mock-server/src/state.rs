@@ -20,7 +20,9 @@ use crate::config::{ClockMode, Config};
 use crate::delivery::{Deliverer, payload};
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope, StoredKey};
+use crate::domain::billing::{Invoice, Topup};
 use crate::domain::catalog::{Catalog, Model};
+use crate::domain::file::{FileStatus, StoredFile};
 use crate::domain::generation::{AfterAttempt, FailureCode, Generation, Plan, Status};
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ledger::Ledger;
@@ -28,6 +30,7 @@ use crate::domain::moderation::Moderation;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::{MagicPrompt, Outcomes};
 use crate::domain::rate_limit::RateLimiter;
+use crate::domain::requisites::Requisites;
 use crate::domain::validation::ContractSchemas;
 use crate::domain::webhook::{self, Endpoint, Message, MessageState, Trigger};
 
@@ -62,6 +65,8 @@ struct Shared {
     base_url: OnceLock<String>,
     /// The demo user's key, kept so that a reset restores the same key.
     demo_api_key: String,
+    /// Signs presigned upload URLs; fresh at every start.
+    upload_key: [u8; 32],
 }
 
 /// The state of a model as the control API sets it.
@@ -135,6 +140,13 @@ pub struct Store {
     pub messages: HashMap<Uuid, Message>,
     /// Message ids, oldest first.
     pub message_order: Vec<Uuid>,
+    pub files: HashMap<Uuid, StoredFile>,
+    pub topups: Vec<Topup>,
+    pub invoices: Vec<Invoice>,
+    /// Requisites of each user's legal entity, with the time they were set.
+    pub requisites: HashMap<UserId, (Requisites, DateTime<Utc>)>,
+    /// Magic-link messages the mock would have sent, oldest first.
+    pub outbox: Vec<OutboxMessage>,
     /// Active tasks per user, kept current on every transition so that the
     /// concurrency check does not scan a user's history.
     active: HashMap<UserId, usize>,
@@ -143,6 +155,16 @@ pub struct Store {
     pub create_latency_secs: f64,
     jobs: BinaryHeap<Reverse<Job>>,
     next_seq: u64,
+}
+
+/// A message the service would send by e-mail.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxMessage {
+    pub to: String,
+    pub subject: String,
+    pub link: String,
+    pub sent_at: DateTime<Utc>,
 }
 
 /// The new user and the one-time value of its key.
@@ -174,6 +196,7 @@ impl AppState {
                 deliverer: Deliverer::new(),
                 base_url: OnceLock::new(),
                 demo_api_key,
+                upload_key: rand::random(),
             }),
         };
         state.seed_demo_user();
@@ -214,6 +237,10 @@ impl AppState {
 
     pub fn demo_api_key(&self) -> &str {
         &self.inner.demo_api_key
+    }
+
+    pub fn upload_key(&self) -> &[u8] {
+        &self.inner.upload_key
     }
 
     /// Locks the store. Never hold the guard across an `.await`.
@@ -504,6 +531,11 @@ impl Store {
         };
         let attempt = match job.kind {
             JobKind::Start => {
+                if let Some(code) = input_failure(generation, &self.files, base_url) {
+                    // The worker fetches inputs when it takes the task: a file deleted
+                    // or never uploaded by then fails it, like a provider would.
+                    generation.plan = Plan::Fail(code);
+                }
                 if generation.start(job.due) {
                     let due = job.due + seconds(generation.attempt_secs);
                     self.schedule(due, job.target, JobKind::EndAttempt);
@@ -576,6 +608,35 @@ impl Store {
         }
         self.requests.push_back(entry);
     }
+}
+
+/// Why a task's inputs cannot be fetched: an uploaded file (`image_file_id`)
+/// missing, deleted, not uploaded or another user's; a reference
+/// (`image_url`) outside this mock, which fetches nothing from outside.
+fn input_failure(
+    generation: &Generation,
+    files: &HashMap<Uuid, StoredFile>,
+    base_url: &str,
+) -> Option<FailureCode> {
+    if let Some(raw) = generation.params.get("image_file_id") {
+        let usable = raw
+            .as_str()
+            .and_then(|id| Uuid::parse_str(id).ok())
+            .and_then(|id| files.get(&id))
+            .is_some_and(|f| f.user_id == generation.user_id && f.status == FileStatus::Uploaded);
+        if !usable {
+            return Some(FailureCode::InputFetchFailed);
+        }
+    }
+    if let Some(url) = generation.params.get("image_url") {
+        let local = url
+            .as_str()
+            .is_some_and(|u| u.starts_with(&format!("{base_url}/")));
+        if !local {
+            return Some(FailureCode::ReferenceFetchFailed);
+        }
+    }
+    None
 }
 
 /// A duration of `secs` seconds (fractions kept to the microsecond).

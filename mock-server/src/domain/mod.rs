@@ -3,7 +3,10 @@
 
 pub mod address;
 pub mod auth;
+pub mod billing;
 pub mod catalog;
+pub mod documents;
+pub mod file;
 pub mod generation;
 pub mod idempotency;
 pub mod ledger;
@@ -11,6 +14,7 @@ pub mod moderation;
 pub mod money;
 pub mod outcome;
 pub mod rate_limit;
+pub mod requisites;
 pub mod validation;
 pub mod webhook;
 

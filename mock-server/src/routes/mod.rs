@@ -22,19 +22,23 @@ use crate::domain::validation::FieldError;
 use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
 use crate::state::{AppState, LoggedRequest};
 
+pub mod account;
+pub mod billing;
+pub mod files;
 pub mod generations;
 pub mod meta;
 pub mod outputs;
-pub mod unimplemented;
 pub mod webhooks;
 
 /// Every route of the service (not the control API), behind the service middleware.
 pub fn router(state: &AppState) -> Router<AppState> {
-    let implemented = Router::new()
+    Router::new()
         .merge(meta::router())
         .merge(generations::router())
-        .merge(webhooks::router());
-    unimplemented::add_missing(implemented)
+        .merge(webhooks::router())
+        .merge(files::router())
+        .merge(billing::router())
+        .merge(account::router())
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -181,12 +185,15 @@ async fn service_middleware(
     };
 
     let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
-    headers.insert(
-        "x-ratelimit-remaining",
-        HeaderValue::from(decision.remaining),
-    );
-    headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    // A route with a limit of its own per user (top-up) has set these already.
+    if !headers.contains_key("x-ratelimit-limit") {
+        headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
+        headers.insert(
+            "x-ratelimit-remaining",
+            HeaderValue::from(decision.remaining),
+        );
+        headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    }
     if let Ok(id) = HeaderValue::from_str(&ctx.request_id) {
         headers.insert("x-request-id", id);
     }

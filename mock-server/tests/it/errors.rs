@@ -75,15 +75,39 @@ async fn wrong_method_is_405_in_the_envelope() {
 }
 
 #[tokio::test]
-async fn areas_not_yet_served_answer_501_in_the_envelope() {
-    let app = App::start().await;
-    let reply = app.get("/v1/billing/balance").await;
-    assert_eq!(reply.status, 501);
-    assert!(
-        reply.body["error"]["requestId"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("req_"))
-    );
+async fn every_operation_of_the_contract_is_served() {
+    let app = App::unlimited().await;
+    let doc = mediagen_openapi::document().expect("contract");
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for method in ["get", "post", "put", "patch", "delete"] {
+            if item.get(method).is_none() {
+                continue;
+            }
+            let concrete = path
+                .replace("{id}", "00000000-0000-4000-8000-000000000000")
+                .replace("{messageId}", "00000000-0000-4000-8000-000000000000");
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+            let reply = app
+                .send(method.clone(), &concrete, Some(&app.key), Some(json!({})))
+                .await;
+            let unrouted = reply.status == 405
+                || reply.status == 501
+                || reply.body["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("No route"));
+            assert!(
+                !unrouted,
+                "{method} {path}: {} {}",
+                reply.status, reply.body
+            );
+            assert!(
+                reply.status.as_u16() < 500,
+                "{method} {path}: {} {}",
+                reply.status,
+                reply.body
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -1,11 +1,14 @@
 //! Integration tests of the mock server: each rule of the service document,
 //! against a server spawned on 127.0.0.1:0 with a manual clock.
 
+mod account;
 mod auth;
+mod billing;
 mod concurrency;
 mod control;
 mod delivery;
 mod errors;
+mod files;
 mod generations;
 mod lifecycle;
 mod meta;

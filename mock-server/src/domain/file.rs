@@ -1,0 +1,129 @@
+//! Uploaded input files (`POST /v1/files`): limits and the signed upload URL.
+
+use chrono::{DateTime, Duration, Utc};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use uuid::Uuid;
+
+use super::UserId;
+
+/// Minutes a presigned upload URL stays valid (the contract's design).
+pub const UPLOAD_URL_MINUTES: i64 = 15;
+
+const MIB: u64 = 1024 * 1024;
+
+/// The largest file accepted for a content type, or `None` for an unsupported type.
+pub fn max_size(content_type: &str) -> Option<u64> {
+    match content_type {
+        "image/png" | "image/jpeg" | "image/webp" => Some(20 * MIB),
+        "audio/wav" | "audio/mpeg" => Some(50 * MIB),
+        "video/mp4" => Some(100 * MIB),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    AwaitingUpload,
+    Uploaded,
+}
+
+#[derive(Clone)]
+pub struct StoredFile {
+    pub id: Uuid,
+    pub user_id: UserId,
+    pub filename: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+    pub status: FileStatus,
+    pub created_at: DateTime<Utc>,
+    pub uploaded_at: Option<DateTime<Utc>>,
+    pub upload_expires_at: DateTime<Utc>,
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for StoredFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredFile")
+            .field("id", &self.id)
+            .field("content_type", &self.content_type)
+            .field("size_bytes", &self.size_bytes)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoredFile {
+    pub fn new(
+        user_id: UserId,
+        filename: String,
+        content_type: String,
+        size_bytes: u64,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: Uuid::new_v4(),
+            user_id,
+            filename,
+            content_type,
+            size_bytes,
+            status: FileStatus::AwaitingUpload,
+            created_at: now,
+            uploaded_at: None,
+            upload_expires_at: now + Duration::minutes(UPLOAD_URL_MINUTES),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+/// The signature of an upload URL: HMAC-SHA256 of the file id and expiry
+/// under the server's key, hex. Only the mock can make one, so the URL is the
+/// permission to upload that one file until it expires.
+pub fn upload_signature(key: &[u8], file_id: Uuid, expires: i64) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(file_id.as_bytes());
+    mac.update(&expires.to_be_bytes());
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether `signature` is the one for this file and expiry, in constant time.
+pub fn upload_signature_matches(key: &[u8], file_id: Uuid, expires: i64, signature: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    upload_signature(key, file_id, expires)
+        .as_bytes()
+        .ct_eq(signature.as_bytes())
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_follow_the_contract_by_kind() {
+        assert_eq!(max_size("image/png"), Some(20 * MIB));
+        assert_eq!(max_size("audio/mpeg"), Some(50 * MIB));
+        assert_eq!(max_size("video/mp4"), Some(100 * MIB));
+        assert_eq!(max_size("application/pdf"), None);
+    }
+
+    #[test]
+    fn upload_signature_binds_the_file_and_the_expiry() {
+        let (key, id) = (b"k".as_slice(), Uuid::new_v4());
+        let signature = upload_signature(key, id, 100);
+        assert!(upload_signature_matches(key, id, 100, &signature));
+        assert!(!upload_signature_matches(key, id, 101, &signature));
+        assert!(!upload_signature_matches(
+            key,
+            Uuid::new_v4(),
+            100,
+            &signature
+        ));
+        assert!(!upload_signature_matches(b"other", id, 100, &signature));
+    }
+}

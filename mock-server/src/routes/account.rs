@@ -1,0 +1,185 @@
+//! The account that owns the key, the dashboard summary, and the magic-link request.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value, json};
+
+use super::{AuthUser, json_body, query_error, timestamp};
+use crate::domain::catalog::MediaType;
+use crate::domain::generation::Status;
+use crate::domain::ledger::Charge;
+use crate::domain::money::Kopecks;
+use crate::domain::webhook::MAX_ENDPOINTS;
+use crate::error::{ApiError, Result};
+use crate::state::{AppState, MAX_ACTIVE_GENERATIONS, OutboxMessage};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/account", get(get_account))
+        .route("/v1/stats/summary", get(get_summary))
+        .route("/v1/auth/magic-link/request", post(request_magic_link))
+}
+
+async fn get_account(State(state): State<AppState>, user: AuthUser) -> Result<Json<Value>> {
+    let store = state.store();
+    let owner = store.users.get(&user.user_id).ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!(
+            "authenticated user {} has no record",
+            user.user_id
+        ))
+    })?;
+    let account = store.ledger.account(user.user_id).unwrap_or_default();
+    Ok(Json(json!({
+        "id": owner.id,
+        "email": owner.email,
+        "name": null,
+        "balanceRub": account.available,
+        "reservedRub": account.reserved,
+        "limits": {
+            "concurrentGenerations": MAX_ACTIVE_GENERATIONS,
+            "webhookEndpoints": MAX_ENDPOINTS,
+            "requestsPerMinute": crate::domain::rate_limit::GENERAL.max,
+        },
+        "createdAt": timestamp(owner.created_at),
+    })))
+}
+
+fn time_param(query: &HashMap<String, String>, name: &str) -> Result<Option<DateTime<Utc>>> {
+    query
+        .get(name)
+        .map(|raw| {
+            DateTime::parse_from_rfc3339(raw)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| {
+                    query_error(
+                        name,
+                        "format",
+                        "must match format \"date-time\"".into(),
+                        json!({"format": "date-time"}),
+                    )
+                })
+        })
+        .transpose()
+}
+
+fn counts(statuses: impl Iterator<Item = Status>) -> Value {
+    let mut map = Map::new();
+    for status in Status::ALL {
+        map.insert(
+            json!(status).as_str().unwrap_or_default().to_owned(),
+            json!(0),
+        );
+    }
+    for status in statuses {
+        let key = json!(status).as_str().unwrap_or_default().to_owned();
+        let n = map.get(&key).and_then(Value::as_u64).unwrap_or(0);
+        map.insert(key, json!(n + 1));
+    }
+    Value::Object(map)
+}
+
+/// Generations created in `[from, to]` (default: the last 30 days), counted by
+/// status and media type; spending is what was kept, refunds netted out.
+async fn get_summary(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>> {
+    let now = state.now();
+    let to = time_param(&query, "to")?.unwrap_or(now);
+    let from = time_param(&query, "from")?.unwrap_or(to - Duration::days(30));
+    if from > to {
+        return Err(query_error(
+            "from",
+            "maximum",
+            "must not be after `to`".into(),
+            json!({}),
+        ));
+    }
+    let store = state.store();
+    let ids = store
+        .users
+        .get(&user.user_id)
+        .map(|u| u.generations.as_slice())
+        .unwrap_or_default();
+    let in_range: Vec<_> = ids
+        .iter()
+        .filter_map(|id| store.generations.get(id))
+        .filter(|g| g.created_at >= from && g.created_at <= to)
+        .collect();
+    let spent = |kind: Option<MediaType>| -> Kopecks {
+        in_range
+            .iter()
+            .filter(|g| kind.is_none_or(|k| g.media_type == k))
+            .filter_map(|g| match store.ledger.charge(g.id) {
+                Some(Charge::Kept(cost)) => Some(cost),
+                _ => None,
+            })
+            .sum()
+    };
+    let by_media_type: Vec<Value> = MediaType::ALL
+        .iter()
+        .map(|&kind| {
+            let of_kind: Vec<_> = in_range.iter().filter(|g| g.media_type == kind).collect();
+            json!({
+                "mediaType": kind,
+                "generations": of_kind.len(),
+                "spentRub": spent(Some(kind)),
+                "byStatus": counts(of_kind.iter().map(|g| g.status)),
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "from": timestamp(from),
+        "to": timestamp(to),
+        "spentRub": spent(None),
+        "generations": in_range.len(),
+        "byStatus": counts(in_range.iter().map(|g| g.status)),
+        "byMediaType": by_media_type,
+    })))
+}
+
+/// The same answer whether or not an account has the address, so the request
+/// cannot be used to find out who is a customer; the message itself goes to
+/// the outbox (`GET /_mock/outbox`) only when there is an account.
+async fn request_magic_link(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>)> {
+    let body = json_body(&state, &headers, body, "MagicLinkRequest")?;
+    let email = body["email"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_lowercase();
+    let now = state.now();
+    let mut store = state.store();
+    if store
+        .users
+        .values()
+        .any(|u| u.email.to_lowercase() == email)
+    {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let link = format!("{}/auth/magic-link/{token}", state.base_url());
+        store.outbox.push(OutboxMessage {
+            to: email,
+            subject: "Your sign-in link".into(),
+            link,
+            sent_at: now,
+        });
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(
+            json!({"message": "If an account exists for this address, a sign-in link has been sent."}),
+        ),
+    ))
+}

@@ -1,0 +1,485 @@
+//! Billing: balance, history of operations, requisites, invoices with their
+//! PDF and closing act, and top-ups.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use super::{AuthUser, json_body, page_limit, query_error, timestamp, uuid_param};
+use crate::domain::UserId;
+use crate::domain::billing::{self, Invoice, InvoiceStatus, Topup};
+use crate::domain::documents::{self, InvoiceDoc, Line};
+use crate::domain::ledger::{Charge, EntryKind};
+use crate::domain::money::Kopecks;
+use crate::domain::rate_limit::TOPUP;
+use crate::domain::requisites::{self, Requisites};
+use crate::domain::validation::FieldError;
+use crate::error::{ApiError, Result};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/billing/balance", get(get_balance))
+        .route("/v1/billing/history", get(list_billing_history))
+        .route(
+            "/v1/billing/requisites",
+            get(get_requisites).put(set_requisites),
+        )
+        .route(
+            "/v1/billing/invoices",
+            get(list_invoices).post(create_invoice),
+        )
+        .route("/v1/billing/invoices/{id}/pdf", get(get_invoice_pdf))
+        .route("/v1/billing/invoices/{id}/act", get(get_invoice_act))
+        .route("/v1/billing/topup", post(create_topup))
+}
+
+async fn get_balance(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
+    let account = state
+        .store()
+        .ledger
+        .account(user.user_id)
+        .unwrap_or_default();
+    Json(json!({
+        "availableRub": account.available,
+        "reservedRub": account.reserved,
+        "currency": "RUB",
+        "updatedAt": timestamp(state.now()),
+    }))
+}
+
+const DEFAULT_PAGE: usize = 20;
+const MAX_PAGE: usize = 100;
+
+fn time_param(query: &HashMap<String, String>, name: &str) -> Result<Option<DateTime<Utc>>> {
+    query
+        .get(name)
+        .map(|raw| {
+            DateTime::parse_from_rfc3339(raw)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| {
+                    query_error(
+                        name,
+                        "format",
+                        "must match format \"date-time\"".into(),
+                        json!({"format": "date-time"}),
+                    )
+                })
+        })
+        .transpose()
+}
+
+/// Top-ups, adjustments and generation charges, newest first. A refund is never
+/// an entry of its own (GENERATION_REFUND is internal): the charge it returned
+/// shows as REFUNDED with `refundedAt`, and its net amount is 0.
+async fn list_billing_history(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>> {
+    let kind = match query.get("type").map(String::as_str) {
+        None => None,
+        Some("TOPUP") => Some(EntryKind::Topup),
+        Some("GENERATION_CHARGE") => Some(EntryKind::GenerationCharge),
+        Some("ADJUSTMENT") => Some(EntryKind::Adjustment),
+        Some(_) => {
+            return Err(query_error(
+                "type",
+                "enum",
+                "must be equal to one of the allowed values".into(),
+                json!({"allowedValues": ["TOPUP", "GENERATION_CHARGE", "ADJUSTMENT"]}),
+            ));
+        }
+    };
+    let (from, to) = (time_param(&query, "from")?, time_param(&query, "to")?);
+    let limit = page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
+    let store = state.store();
+    let entries: Vec<_> = store.ledger.entries(user.user_id).collect();
+    let refunded_at: HashMap<uuid::Uuid, DateTime<Utc>> = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::GenerationRefund)
+        .filter_map(|e| e.generation_id.map(|g| (g, e.at)))
+        .collect();
+    let mut rows: Vec<Value> = entries
+        .iter()
+        .rev()
+        .filter(|e| e.kind != EntryKind::GenerationRefund)
+        .filter(|e| kind.is_none_or(|k| e.kind == k))
+        .filter(|e| from.is_none_or(|f| e.at >= f) && to.is_none_or(|t| e.at < t))
+        .map(|e| {
+            let charge = e.generation_id.and_then(|g| store.ledger.charge(g));
+            let (status, net) = match (e.kind, charge) {
+                (EntryKind::GenerationCharge, Some(Charge::Reserved(_))) => ("RESERVED", e.amount),
+                (EntryKind::GenerationCharge, Some(Charge::Refunded(_))) => ("REFUNDED", Kopecks::ZERO),
+                (EntryKind::GenerationCharge, _) => ("CHARGED", e.amount),
+                _ => ("COMPLETED", e.amount),
+            };
+            let description = match e.kind {
+                EntryKind::Topup => "Balance top-up".to_owned(),
+                EntryKind::Adjustment => "Balance adjustment".to_owned(),
+                _ => e
+                    .generation_id
+                    .and_then(|g| store.generations.get(&g))
+                    .map_or_else(|| "Generation".to_owned(), |g| format!("Generation with {}", g.model_slug)),
+            };
+            json!({
+                "id": e.id.to_string(),
+                "type": e.kind,
+                "amountRub": e.amount,
+                "netAmountRub": net,
+                "status": status,
+                "generationId": e.generation_id,
+                "description": description,
+                "createdAt": timestamp(e.at),
+                "refundedAt": e.generation_id.and_then(|g| refunded_at.get(&g)).map(|t| timestamp(*t)),
+            })
+        })
+        .collect();
+    let start = match query.get("cursor") {
+        Some(cursor) => {
+            rows.iter()
+                .position(|r| r["id"] == cursor.as_str())
+                .ok_or_else(|| {
+                    query_error(
+                        "cursor",
+                        "format",
+                        "must be a cursor from a previous page".into(),
+                        json!({}),
+                    )
+                })?
+                + 1
+        }
+        None => 0,
+    };
+    let total = rows.len();
+    let page: Vec<Value> = rows.drain(start.min(total)..).take(limit).collect();
+    let has_more = total > start + page.len();
+    let next_cursor = if has_more {
+        page.last().map(|r| r["id"].clone())
+    } else {
+        None
+    };
+    Ok(Json(
+        json!({"data": page, "nextCursor": next_cursor, "hasMore": has_more}),
+    ))
+}
+
+fn requisites_view(r: &Requisites, updated_at: DateTime<Utc>) -> Value {
+    let mut value = json!(r);
+    value["updatedAt"] = json!(timestamp(updated_at));
+    value
+}
+
+async fn get_requisites(State(state): State<AppState>, user: AuthUser) -> Result<Json<Value>> {
+    let store = state.store();
+    let (r, at) = store.requisites.get(&user.user_id).ok_or_else(|| {
+        ApiError::not_found("No requisites are set; set them with PUT /v1/billing/requisites")
+    })?;
+    Ok(Json(requisites_view(r, *at)))
+}
+
+async fn set_requisites(
+    State(state): State<AppState>,
+    user: AuthUser,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>> {
+    let body = json_body(&state, &headers, body, "RequisitesInput")?;
+    let given: Requisites = serde_json::from_value(body).map_err(|e| {
+        ApiError::validation(
+            format!("Requisites do not match the schema: {e}"),
+            Vec::new(),
+        )
+    })?;
+    // Stored trimmed, so documents print what was meant.
+    let given = given.normalized();
+    let fields = requisites::validate(&given);
+    if !fields.is_empty() {
+        return Err(ApiError::validation("Requisites are not valid", fields));
+    }
+    let now = state.now();
+    state
+        .store()
+        .requisites
+        .insert(user.user_id, (given.clone(), now));
+    Ok(Json(requisites_view(&given, now)))
+}
+
+fn invoice_view(state: &AppState, invoice: &Invoice) -> Value {
+    let base = format!("{}/v1/billing/invoices/{}", state.base_url(), invoice.id);
+    json!({
+        "id": invoice.id,
+        "number": invoice.number,
+        "amountRub": invoice.amount,
+        "vatRub": invoice.vat,
+        "status": invoice.status,
+        "lines": invoice.lines.iter().map(|l| json!({
+            "description": l.description,
+            "quantity": l.quantity,
+            "unit": l.unit,
+            "unitPriceRub": l.unit_price,
+            "amountRub": l.amount,
+        })).collect::<Vec<_>>(),
+        "issuedAt": timestamp(invoice.issued_at),
+        "paidAt": invoice.paid_at.map(timestamp),
+        "dueAt": timestamp(invoice.due_at),
+        "pdfUrl": format!("{base}/pdf"),
+        "actUrl": (invoice.status == InvoiceStatus::Paid).then(|| format!("{base}/act")),
+    })
+}
+
+async fn list_invoices(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>> {
+    let limit = page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
+    let store = state.store();
+    let own: Vec<&Invoice> = store
+        .invoices
+        .iter()
+        .rev()
+        .filter(|i| i.user_id == user.user_id)
+        .collect();
+    let start = match query.get("cursor") {
+        Some(cursor) => {
+            own.iter()
+                .position(|i| i.id.to_string() == *cursor)
+                .ok_or_else(|| {
+                    query_error(
+                        "cursor",
+                        "format",
+                        "must be a cursor from a previous page".into(),
+                        json!({}),
+                    )
+                })?
+                + 1
+        }
+        None => 0,
+    };
+    let page: Vec<&Invoice> = own.iter().skip(start).take(limit).copied().collect();
+    let has_more = own.len() > start + page.len();
+    let next_cursor = if has_more {
+        page.last().map(|i| i.id.to_string())
+    } else {
+        None
+    };
+    let data: Vec<Value> = page.iter().map(|i| invoice_view(&state, i)).collect();
+    Ok(Json(
+        json!({"data": data, "nextCursor": next_cursor, "hasMore": has_more}),
+    ))
+}
+
+async fn create_invoice(
+    State(state): State<AppState>,
+    user: AuthUser,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>)> {
+    let body = json_body(&state, &headers, body, "CreateInvoiceRequest")?;
+    let amount = whole_kopecks(&body, "amountRub")?;
+    let now = state.now();
+    let mut store = state.store();
+    if !store.requisites.contains_key(&user.user_id) {
+        return Err(ApiError::validation(
+            "Set the requisites of the legal entity first (PUT /v1/billing/requisites)",
+            vec![FieldError {
+                path: "/requisites".into(),
+                keyword: "required".into(),
+                message: "must have requisites".into(),
+                params: json!({"missingProperty": "requisites"}),
+            }],
+        ));
+    }
+    let seq = store.invoices.len() as u64 + 1;
+    let invoice = Invoice::for_topup(user.user_id, amount, seq, now);
+    let answer = invoice_view(&state, &invoice);
+    store.invoices.push(invoice);
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+/// A rouble amount with at most two decimals, in kopecks; 400 otherwise.
+fn whole_kopecks(body: &Value, name: &str) -> Result<Kopecks> {
+    let rub = body[name].as_f64().unwrap_or(0.0);
+    let kopecks = Kopecks::from_rub(rub);
+    if (kopecks.rub() - rub).abs() > 1e-9 {
+        return Err(ApiError::validation(
+            format!("{name} must have at most two decimals"),
+            vec![FieldError {
+                path: format!("/{name}"),
+                keyword: "multipleOf".into(),
+                message: "must be multiple of 0.01".into(),
+                params: json!({"multipleOf": 0.01}),
+            }],
+        ));
+    }
+    Ok(kopecks)
+}
+
+fn own_invoice(state: &AppState, user_id: UserId, id: &str) -> Result<(Invoice, Requisites)> {
+    let id = uuid_param(id, "id")?;
+    let store = state.store();
+    let invoice = store
+        .invoices
+        .iter()
+        .find(|i| i.id == id && i.user_id == user_id)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?;
+    let (buyer, _) = store
+        .requisites
+        .get(&user_id)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} has no requisites")))?;
+    Ok((invoice, buyer))
+}
+
+fn pdf(bytes: Vec<u8>, filename: &str) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, "application/pdf")], bytes).into_response();
+    if let Ok(value) = HeaderValue::from_str(&format!("inline; filename=\"{filename}\"")) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_DISPOSITION, value);
+    }
+    response
+}
+
+fn document(invoice: &Invoice, buyer: &Requisites, render: fn(&InvoiceDoc) -> Vec<u8>) -> Vec<u8> {
+    let lines: Vec<Line> = invoice
+        .lines
+        .iter()
+        .map(|l| Line {
+            description: l.description.clone(),
+            quantity: l.quantity,
+            unit: l.unit.clone(),
+            unit_price_kopecks: l.unit_price.0,
+            amount_kopecks: l.amount.0,
+        })
+        .collect();
+    render(&InvoiceDoc {
+        number: &invoice.number,
+        issued_at: invoice.issued_at,
+        due_at: invoice.due_at,
+        paid_at: invoice.paid_at,
+        buyer,
+        lines: &lines,
+        total_kopecks: invoice.amount.0,
+        vat_kopecks: invoice.vat.0,
+    })
+}
+
+async fn get_invoice_pdf(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let (invoice, buyer) = own_invoice(&state, user.user_id, &id)?;
+    Ok(pdf(
+        document(&invoice, &buyer, documents::invoice_pdf),
+        &format!("{}.pdf", invoice.number),
+    ))
+}
+
+/// The closing act exists once the invoice is paid (the contract's design).
+async fn get_invoice_act(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let (invoice, buyer) = own_invoice(&state, user.user_id, &id)?;
+    if invoice.status != InvoiceStatus::Paid {
+        return Err(ApiError::Conflict(format!(
+            "Invoice {} is not paid yet; the closing act is issued after payment",
+            invoice.number
+        )));
+    }
+    Ok(pdf(
+        document(&invoice, &buyer, documents::act_pdf),
+        &format!("{}-act.pdf", invoice.number),
+    ))
+}
+
+/// A top-up: 5 per 600 seconds per user, the daily cap, then the money.
+///
+/// The mock has no payment page: a top-up succeeds at once and is credited.
+async fn create_topup(
+    State(state): State<AppState>,
+    user: AuthUser,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Response> {
+    let now = state.now();
+    let decision = state
+        .store()
+        .rate
+        .hit(TOPUP, &user.user_id.to_string(), now);
+    let result = if decision.allowed || !state.config().rate_limits {
+        topup(&state, user.user_id, &headers, body, now)
+    } else {
+        Err(ApiError::RateLimited {
+            message: format!(
+                "At most {} top-ups per {} seconds; retry after {} s",
+                TOPUP.max,
+                TOPUP.window_secs,
+                decision.reset_secs.max(1)
+            ),
+            retry_after: Some(decision.reset_secs.max(1)),
+        })
+    };
+    let mut response = match result {
+        Ok(value) => (StatusCode::CREATED, Json(value)).into_response(),
+        Err(error) => error.into_response(),
+    };
+    // This route reports its own, per-user limit rather than the general one.
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
+    headers.insert(
+        "x-ratelimit-remaining",
+        HeaderValue::from(decision.remaining),
+    );
+    headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    Ok(response)
+}
+
+fn topup(
+    state: &AppState,
+    user_id: UserId,
+    headers: &HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+    now: DateTime<Utc>,
+) -> Result<Value> {
+    let body = json_body(state, headers, body, "TopupRequest")?;
+    let amount = whole_kopecks(&body, "amountRub")?;
+    let mut store = state.store();
+    if !billing::within_daily_cap(&store.topups, user_id, amount, now) {
+        return Err(ApiError::DailyCapExceeded {
+            limit: billing::DAILY_TOPUP_CAP,
+        });
+    }
+    let record = Topup {
+        id: uuid::Uuid::new_v4(),
+        user_id,
+        amount,
+        at: now,
+    };
+    store
+        .ledger
+        .top_up(user_id, amount, now)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("top-up of a known user failed: {e}")))?;
+    let answer = json!({
+        "id": record.id,
+        "amountRub": amount,
+        "status": "SUCCEEDED",
+        "paymentUrl": null,
+        "createdAt": timestamp(now),
+    });
+    store.topups.push(record);
+    Ok(answer)
+}
