@@ -11154,6 +11154,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::transport::Transport,
 }
 impl Client {
     /// Create a new client.
@@ -11161,7 +11162,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: crate::transport::Transport) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -11169,7 +11170,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
     /// Construct a new client with an existing `reqwest::Client`,
     /// allowing more control over its configuration.
@@ -11177,14 +11178,19 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::transport::Transport,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::transport::Transport> for Client {
     fn api_version() -> &'static str {
         "1.0.0"
     }
@@ -11194,11 +11200,17 @@ impl ClientInfo<()> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::transport::Transport {
+        &self.inner
     }
 }
-impl ClientHooks<()> for &Client {}
+const _: () = {
+    #[allow(dead_code)]
+    fn assert_client_hooks()
+    where
+        Client: ClientHooks<crate::transport::Transport>,
+    {}
+};
 impl Client {
     /**Get this OpenAPI document
 

@@ -5,4 +5,64 @@
 #[allow(clippy::all, clippy::pedantic, missing_debug_implementations, unused_qualifications, unused_imports)]
 mod generated;
 
-pub use generated::{ByteStream, Client, ClientInfo, Error, ResponseValue, types};
+mod account;
+mod batch;
+mod billing;
+mod catalog;
+mod client;
+mod clock;
+mod error;
+mod events;
+mod files;
+mod generations;
+mod open_enum;
+mod pagination;
+mod rate_limit;
+mod retry;
+mod transport;
+mod wait;
+mod webhooks;
+
+pub use account::Account;
+pub use batch::{Batch, BatchEvent, BatchProgress};
+pub use billing::{Billing, HistoryFilter};
+pub use catalog::{Auth, Catalog};
+pub use client::{Client, ClientBuilder, DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL};
+pub use clock::{Clock, Sleep, TokioClock};
+pub use error::{ApiError, Error, ErrorKind, FieldError, Result};
+pub use events::{CompletedGeneration, Delivery, FailedGeneration, WebhookEvent, WebhookVerifier};
+pub use files::{Download, Files, Progress, Upload, UploadedFile};
+pub use generated::types;
+pub use generations::{
+    CreatedGeneration, FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationFilter,
+    GenerationRequest, GenerationStatus, Generations, MediaType,
+};
+pub use pagination::Page;
+pub use rate_limit::{LimitScope, RateLimit};
+pub use retry::RetryPolicy;
+pub use wait::{CreateAndWait, Wait, WaitOptions};
+pub use webhooks::{
+    CreatedWebhookEndpoint, RotatedSecret, WebhookEndpointRequest, WebhookEndpointUpdate,
+    WebhookEndpoints, WebhookSecret,
+};
+
+/// The generated client underneath [`Client`], for what the hand-written layer does
+/// not cover. Its requests pass through the same [`Transport`](raw::Transport):
+/// authentication, `Idempotency-Key`, pacing and retries.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let mock = mediagen_mock_server::MockServer::start().await;
+/// let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+/// let answer: mediagen::raw::ResponseValue<mediagen::types::Catalog> =
+///     client.raw().list_catalog().send().await?;
+/// assert!(!answer.models.is_empty());
+/// # Ok(())
+/// # }
+/// ```
+pub mod raw {
+    pub use crate::generated::builder;
+    pub use crate::generated::{ByteStream, Client, ClientInfo, Error, ResponseValue};
+    pub use crate::transport::Transport;
+}

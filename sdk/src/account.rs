@@ -1,0 +1,67 @@
+//! The account that owns the API key, and its spending summary.
+
+use chrono::{DateTime, Utc};
+
+use crate::client::Client;
+use crate::error::Result;
+use crate::transport::call;
+use crate::types;
+
+/// The account area of a [`Client`].
+///
+/// ```no_run
+/// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
+/// let account = client.account().get().await?;
+/// println!("{}: {} RUB, {} concurrent tasks", account.email, account.balance_rub, account.limits.concurrent_generations);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Account<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Account<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Self { client }
+    }
+
+    /// The account, its balance and its limits (`GET /v1/account`).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
+    /// let account = client.account().get().await?;
+    /// # drop(account);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn get(&self) -> Result<types::Account> {
+        call(self.client.raw().get_account().send()).await
+    }
+
+    /// Spending and generations over a period (`GET /v1/stats/summary`); both ends
+    /// default to the last 30 days. Refunded charges are netted out.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
+    /// let week_ago = chrono::Utc::now() - chrono::Duration::days(7);
+    /// let summary = client.account().summary(Some(week_ago), None).await?;
+    /// println!("{} RUB on {} generations", summary.spent_rub, summary.generations);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn summary(
+        &self,
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+    ) -> Result<types::Summary> {
+        let mut builder = self.client.raw().get_summary();
+        if let Some(from) = from {
+            builder = builder.from(from);
+        }
+        if let Some(to) = to {
+            builder = builder.to(to);
+        }
+        call(builder.send()).await
+    }
+}

@@ -1,0 +1,124 @@
+//! The public catalogue, and sign-in links: operations that need no key.
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::transport::call;
+use crate::types;
+
+/// The catalogue of a [`Client`]: models, their parameters and prices in roubles.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mediagen::Error> {
+/// # let mock = mediagen_mock_server::MockServer::start().await;
+/// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+/// for model in client.catalog().models().await? {
+///     println!("{} ({}): {} RUB per {}", model.slug, model.media_type, model.pricing.base_rub, model.pricing.unit);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Catalog<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Catalog<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Self { client }
+    }
+
+    /// The whole catalogue (`GET /v1/catalog/`, public).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let catalog = client.catalog().get().await?;
+    /// assert!(!catalog.models.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn get(&self) -> Result<types::Catalog> {
+        call(self.client.raw().list_catalog().send()).await
+    }
+
+    /// The models of the catalogue.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// use mediagen::types::MediaType;
+    ///
+    /// let video: Vec<_> = client
+    ///     .catalog()
+    ///     .models()
+    ///     .await?
+    ///     .into_iter()
+    ///     .filter(|m| m.media_type == MediaType::Video)
+    ///     .collect();
+    /// assert!(!video.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn models(&self) -> Result<Vec<types::Model>> {
+        Ok(self.get().await?.models)
+    }
+
+    /// One model by its slug, if the catalogue lists it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// assert!(client.catalog().model("no-such-model").await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn model(&self, slug: &str) -> Result<Option<types::Model>> {
+        Ok(self.models().await?.into_iter().find(|m| m.slug == slug))
+    }
+}
+
+/// Sign-in links for the dashboard (public).
+///
+/// ```no_run
+/// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
+/// client.auth().request_magic_link("ada@example.com").await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Auth<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Auth<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Self { client }
+    }
+
+    /// Sends a sign-in link to `email` (`POST /v1/auth/magic-link/request`); the
+    /// answer is the same whether an account exists or not. Limited to 10 a minute.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
+    /// let accepted = client.auth().request_magic_link("ada@example.com").await?;
+    /// println!("{}", accepted.message);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn request_magic_link(&self, email: &str) -> Result<types::MagicLinkAccepted> {
+        if email.trim().is_empty() {
+            return Err(Error::InvalidRequest("the e-mail address is empty".into()));
+        }
+        let body = types::MagicLinkRequest {
+            email: email.to_owned(),
+        };
+        call(self.client.raw().request_magic_link().body(body).send()).await
+    }
+}

@@ -1,0 +1,634 @@
+//! The client and its builder.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::HeaderValue;
+
+use crate::account::Account;
+use crate::billing::Billing;
+use crate::catalog::{Auth, Catalog};
+use crate::clock::{Clock, TokioClock};
+use crate::error::{Error, Result};
+use crate::files::Files;
+use crate::generated;
+use crate::generations::Generations;
+use crate::rate_limit::{LimitScope, Pacer, RateLimit};
+use crate::retry::RetryPolicy;
+use crate::transport::{Shared, Transport, call};
+use crate::types;
+use crate::webhooks::WebhookEndpoints;
+
+/// The service's address: `servers[0].url` of the contract.
+///
+/// ```
+/// assert_eq!(mediagen::DEFAULT_BASE_URL, "https://api.mediagen.ru");
+/// ```
+pub const DEFAULT_BASE_URL: &str = "https://api.mediagen.ru";
+
+/// The variable [`Client::from_env`] reads the API key from.
+pub const ENV_API_KEY: &str = "MEDIAGEN_API_KEY";
+
+/// The variable [`Client::from_env`] reads the base URL from (default
+/// [`DEFAULT_BASE_URL`]).
+pub const ENV_BASE_URL: &str = "MEDIAGEN_BASE_URL";
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A client of the media generation service.
+///
+/// Cheap to clone: clones share the connection pool, the rate-limit pacer and the
+/// retry policy. Share one client per process, so that its pacer sees every request
+/// made against the service's per-address limits.
+///
+/// The API key never appears in its `Debug` output, in logs or in errors.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mediagen::Error> {
+/// # let mock = mediagen_mock_server::MockServer::start().await;
+/// # let api_key = mock.demo_api_key().to_owned();
+/// let client = mediagen::Client::new(&mock.uri(), &api_key)?;
+/// let balance = client.billing().balance().await;
+/// # let _ = balance; // the mock does not serve billing yet
+/// let models = client.catalog().models().await?;
+/// assert!(models.iter().any(|m| m.slug == "flux-schnell"));
+/// assert!(!format!("{client:?}").contains(&api_key));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    raw: generated::Client,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.base_url())
+            .field("transport", &self.transport().shared)
+            .finish()
+    }
+}
+
+impl Client {
+    /// A client of the service at `base_url` with `api_key`, with the defaults of
+    /// [`ClientBuilder`].
+    ///
+    /// ```
+    /// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// assert_eq!(client.base_url(), "https://api.mediagen.ru");
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn new(base_url: impl AsRef<str>, api_key: impl AsRef<str>) -> Result<Self> {
+        Self::builder()
+            .base_url(base_url.as_ref())
+            .api_key(api_key.as_ref())
+            .build()
+    }
+
+    /// A client configured from the environment: the key from `MEDIAGEN_API_KEY`
+    /// (required), the address from `MEDIAGEN_BASE_URL` (default
+    /// [`DEFAULT_BASE_URL`]).
+    ///
+    /// ```
+    /// match mediagen::Client::from_env() {
+    ///     Ok(client) => println!("using {}", client.base_url()),
+    ///     Err(err) => eprintln!("{err}"), // MEDIAGEN_API_KEY is not set
+    /// }
+    /// ```
+    pub fn from_env() -> Result<Self> {
+        ClientBuilder::from_lookup(|name| std::env::var(name).ok())?.build()
+    }
+
+    /// A builder for timeouts, the user agent, the retry policy and a custom
+    /// `reqwest::Client`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let client = mediagen::Client::builder()
+    ///     .api_key("mg_live_demo_secret")
+    ///     .timeout(Duration::from_secs(10))
+    ///     .user_agent("my-app/1.2")
+    ///     .build()?;
+    /// # drop(client);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The base URL requests go to.
+    ///
+    /// ```
+    /// let client = mediagen::Client::new("https://api.mediagen.ru/", "mg_live_demo_secret")?;
+    /// assert_eq!(client.base_url(), "https://api.mediagen.ru");
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn base_url(&self) -> &str {
+        progenitor_client::ClientInfo::baseurl(&self.raw)
+    }
+
+    /// Generations: create, get, list, cancel, estimate, wait, batch.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let request = mediagen::GenerationRequest::new("flux-schnell", "a red fox in snow");
+    /// let estimate = client.generations().estimate(&request).await?;
+    /// assert!(estimate.cost_rub > 0.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn generations(&self) -> Generations<'_> {
+        Generations::new(self)
+    }
+
+    /// Webhook endpoints: register, list, update, rotate secrets, test, redeliver.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let endpoints = client.webhooks().list().await?;
+    /// assert!(endpoints.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn webhooks(&self) -> WebhookEndpoints<'_> {
+        WebhookEndpoints::new(self)
+    }
+
+    /// Input files: upload through presigned URLs, and download results.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// let files = client.files();
+    /// # drop(files);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn files(&self) -> Files<'_> {
+        Files::new(self)
+    }
+
+    /// The balance, its history, requisites, invoices and top-ups.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// let billing = client.billing();
+    /// # drop(billing);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn billing(&self) -> Billing<'_> {
+        Billing::new(self)
+    }
+
+    /// The account that owns the key, and its spending summary.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// let account = client.account();
+    /// # drop(account);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn account(&self) -> Account<'_> {
+        Account::new(self)
+    }
+
+    /// The public catalogue of models and prices.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let model = client.catalog().model("flux-schnell").await?.expect("listed");
+    /// assert_eq!(model.pricing.base_rub, 2.5);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog::new(self)
+    }
+
+    /// Sign-in links for the dashboard.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// let auth = client.auth();
+    /// # drop(auth);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn auth(&self) -> Auth<'_> {
+        Auth::new(self)
+    }
+
+    /// The liveness check (`GET /health`, public).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let health = client.health().await?;
+    /// assert_eq!(health.status, mediagen::types::HealthStatus::Ok);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn health(&self) -> Result<types::Health> {
+        call(self.raw.get_health().send()).await
+    }
+
+    /// The service's OpenAPI 3.1 description (`GET /api/openapi.json`, public).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let document = client.openapi_document().await?;
+    /// assert_eq!(document["openapi"], "3.1.0");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn openapi_document(&self) -> Result<serde_json::Value> {
+        let document = call(self.raw.get_openapi_document().send()).await?;
+        Ok(serde_json::Value::Object(document))
+    }
+
+    /// The `x-ratelimit-*` values of the latest answer this client (or a clone of
+    /// it) received, whatever its route.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// assert_eq!(client.rate_limit(), None);
+    /// client.health().await?;
+    /// let limit = client.rate_limit().expect("every answer carries the headers");
+    /// assert_eq!((limit.limit, limit.remaining), (60, 59));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.transport().shared.pacer.last()
+    }
+
+    /// The latest `x-ratelimit-*` values reported for one of the service's limits.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// use mediagen::LimitScope;
+    ///
+    /// client.catalog().models().await?;
+    /// assert_eq!(client.rate_limit_of(LimitScope::General).map(|l| l.limit), Some(60));
+    /// assert_eq!(client.rate_limit_of(LimitScope::Files), None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rate_limit_of(&self, scope: LimitScope) -> Option<RateLimit> {
+        self.transport().shared.pacer.last_of(scope)
+    }
+
+    /// The retry policy in force.
+    ///
+    /// ```
+    /// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// assert_eq!(client.retry_policy().attempts(), 5);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.transport().shared.retry
+    }
+
+    /// The generated client underneath, for what this layer does not cover. Its
+    /// requests get the same authentication, pacing and retries.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let answer = client.raw().get_health().send().await?;
+    /// assert_eq!(answer.status(), 200);
+    /// assert!(answer.headers().contains_key("x-ratelimit-remaining"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn raw(&self) -> &generated::Client {
+        &self.raw
+    }
+
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.raw.inner
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.raw.inner.shared
+    }
+}
+
+/// Options of a [`Client`] before it is built.
+///
+/// ```
+/// use std::time::Duration;
+/// use mediagen::{Client, RetryPolicy};
+///
+/// let client = Client::builder()
+///     .base_url("https://api.mediagen.ru")
+///     .api_key("mg_live_demo_secret")
+///     .timeout(Duration::from_secs(20))
+///     .connect_timeout(Duration::from_secs(5))
+///     .user_agent("thumbnailer/3.1")
+///     .retry_policy(RetryPolicy::default().max_attempts(3))
+///     .http_client(reqwest::Client::new())
+///     .build()?;
+/// # drop(client);
+/// # Ok::<(), mediagen::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ClientBuilder {
+    base_url: String,
+    api_key: Option<String>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    user_agent: Option<String>,
+    retry: RetryPolicy,
+    http: Option<reqwest::Client>,
+    clock: Arc<dyn Clock>,
+    pacing: bool,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("user_agent", &self.user_agent)
+            .field("retry", &self.retry)
+            .field("custom_http_client", &self.http.is_some())
+            .field("clock", &self.clock)
+            .field("pacing", &self.pacing)
+            .finish()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            user_agent: None,
+            retry: RetryPolicy::default(),
+            http: None,
+            clock: Arc::new(TokioClock),
+            pacing: true,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The service's address (default [`DEFAULT_BASE_URL`]).
+    ///
+    /// ```
+    /// let client = mediagen::Client::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .api_key("mg_live_demo_secret")
+    ///     .build()?;
+    /// assert_eq!(client.base_url(), "http://127.0.0.1:8080");
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// The API key, sent as `Authorization: Bearer <key>` to every operation that
+    /// needs one. Without a key only the public operations work.
+    ///
+    /// ```
+    /// let client = mediagen::Client::builder().api_key("mg_live_demo_secret").build()?;
+    /// # drop(client);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The longest a request of the API may take, answer included (default 30 s).
+    /// Downloads of result files are bounded per read instead, so that large files
+    /// are not cut off.
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().timeout(std::time::Duration::from_secs(5));
+    /// # drop(builder);
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The longest connecting may take (default 10 s; ignored with
+    /// [`http_client`](Self::http_client), which brings its own).
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().connect_timeout(std::time::Duration::from_secs(3));
+    /// # drop(builder);
+    /// ```
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The `User-Agent` header (default `mediagen-rust/<version>`).
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().user_agent("my-app/1.0");
+    /// # drop(builder);
+    /// ```
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = Some(user_agent.into());
+        self
+    }
+
+    /// How transient failures are retried (default [`RetryPolicy::default`]).
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().retry_policy(mediagen::RetryPolicy::none());
+    /// # drop(builder);
+    /// ```
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Sends through this `reqwest::Client` (proxies, TLS roots, connection pool).
+    /// The API key, the user agent and the request timeout are still set per request.
+    ///
+    /// ```
+    /// let http = reqwest::Client::builder().pool_max_idle_per_host(4).build().unwrap();
+    /// let builder = mediagen::Client::builder().http_client(http);
+    /// # drop(builder);
+    /// ```
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// The clock behind back-off, pacing and polling (default [`TokioClock`]): for
+    /// tests and simulations.
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().clock(mediagen::TokioClock);
+    /// # drop(builder);
+    /// ```
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Whether requests are held back when the rate-limit window is used up
+    /// (default on). Off, the client spends requests until the service answers 429,
+    /// then waits `retry-after`.
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().pacing(false);
+    /// # drop(builder);
+    /// ```
+    pub fn pacing(mut self, on: bool) -> Self {
+        self.pacing = on;
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// Fails when the base URL is not an http(s) URL, the key is not usable in a
+    /// header, or the HTTP client cannot be built.
+    ///
+    /// ```
+    /// let err = mediagen::Client::builder().base_url("ftp://example.com").build().unwrap_err();
+    /// assert!(matches!(err, mediagen::Error::Config(_)));
+    /// ```
+    pub fn build(self) -> Result<Client> {
+        let url = reqwest::Url::parse(self.base_url.trim())
+            .map_err(|err| Error::Config(format!("base URL {:?}: {err}", self.base_url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Error::Config(format!(
+                "base URL {:?} must be http or https",
+                self.base_url
+            )));
+        }
+        let base_url = url.as_str().trim_end_matches('/').to_owned();
+        let authorization = match self.api_key.as_deref().map(str::trim) {
+            None => None,
+            Some("") => return Err(Error::Config("the API key is empty".into())),
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    Error::Config("the API key has characters a header cannot carry".into())
+                })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+        };
+        let user_agent = match &self.user_agent {
+            Some(agent) => HeaderValue::from_str(agent).map_err(|_| {
+                Error::Config(format!("user agent {agent:?} is not a valid header"))
+            })?,
+            None => HeaderValue::from_static(concat!("mediagen-rust/", env!("CARGO_PKG_VERSION"))),
+        };
+        let http = match self.http {
+            Some(http) => http,
+            None => reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .read_timeout(DEFAULT_READ_TIMEOUT)
+                .build()
+                .map_err(|err| Error::Config(format!("building the HTTP client: {err}")))?,
+        };
+        let transport = Transport {
+            shared: Arc::new(Shared {
+                authorization,
+                user_agent,
+                timeout: self.timeout,
+                retry: self.retry,
+                pacer: Arc::new(Pacer::new(self.pacing)),
+                clock: self.clock,
+                http: http.clone(),
+            }),
+        };
+        Ok(Client {
+            raw: generated::Client::new_with_client(&base_url, http, transport),
+        })
+    }
+
+    /// The builder [`Client::from_env`] uses, reading variables through `lookup`.
+    pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let present = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let key = present(ENV_API_KEY)
+            .ok_or_else(|| Error::Config(format!("{ENV_API_KEY} is not set")))?;
+        let base_url = present(ENV_BASE_URL).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        Ok(Client::builder().base_url(base_url).api_key(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_env_needs_a_key_and_defaults_the_base_url_to_the_contracts_server() {
+        let err = ClientBuilder::from_lookup(|_| None).unwrap_err();
+        assert!(err.to_string().contains("MEDIAGEN_API_KEY"));
+
+        let client = ClientBuilder::from_lookup(|name| {
+            (name == ENV_API_KEY).then(|| "mg_live_a_b".to_owned())
+        })
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(client.base_url(), DEFAULT_BASE_URL);
+
+        let client = ClientBuilder::from_lookup(|name| match name {
+            ENV_API_KEY => Some("mg_live_a_b".to_owned()),
+            ENV_BASE_URL => Some("http://127.0.0.1:9/".to_owned()),
+            _ => None,
+        })
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(client.base_url(), "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn the_default_base_url_is_the_contracts_first_server() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../openapi/openapi.json")).unwrap();
+        assert_eq!(doc["servers"][0]["url"], DEFAULT_BASE_URL);
+    }
+
+    #[test]
+    fn the_key_is_redacted_from_every_debug_output() {
+        let key = "mg_live_pub_verysecretpart";
+        let builder = Client::builder().api_key(key);
+        assert!(!format!("{builder:?}").contains("verysecretpart"));
+        let client = builder.build().unwrap();
+        assert!(!format!("{client:?}").contains("verysecretpart"));
+        assert!(!format!("{:?}", client.raw()).contains("verysecretpart"));
+        assert!(!format!("{client:#?}").contains("verysecretpart"));
+    }
+}

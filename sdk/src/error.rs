@@ -1,0 +1,867 @@
+//! The crate's one error type, and the service's error envelope read into it.
+//!
+//! Error bodies are parsed here, from the raw bytes, rather than through the
+//! generated `types::Error`: the contract's `ErrorCode` is a closed enum, and the
+//! service may send codes it does not list (any `GATEWAY_*` or `BILLING_*`). An
+//! unknown code is kept as text; nothing here panics on what the server sends.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use http::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::generations::{GenerationFailure, GenerationStatus};
+use crate::rate_limit::RateLimit;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a call of this crate.
+///
+/// The variant says what failed; for an answer of the service ([`Error::Api`]) the
+/// [`ErrorKind`] says what to do about it, with the details typed.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let mock = mediagen_mock_server::MockServer::start().await;
+/// # let user = mock.create_user(1.0);
+/// use mediagen::{Client, Error, ErrorKind, GenerationRequest};
+///
+/// let client = Client::new(&mock.uri(), &user.api_key)?;
+/// let request = GenerationRequest::new("veo-3", "a lighthouse at dawn").param("duration", 8);
+/// match client.generations().create(request).await {
+///     Err(Error::Api(err)) => match err.kind {
+///         ErrorKind::InsufficientBalance { required, available } => {
+///             println!("top up: {required:?} RUB needed, {available:?} RUB available");
+///             assert_eq!(err.status, 402);
+///             assert!(err.request_id.as_deref().is_some_and(|id| id.starts_with("req_")));
+///         }
+///         other => panic!("unexpected {other:?}"),
+///     },
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The service answered with an error (HTTP status 400 or above).
+    #[error(transparent)]
+    Api(Box<ApiError>),
+
+    /// No answer came: the connection failed or timed out, on every attempt allowed.
+    #[error("could not reach the service after {attempts} attempt(s): {source}")]
+    Connection {
+        /// Attempts made, retries included.
+        attempts: u32,
+        /// The last transport error.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// A generation ended in `FAILED`; [`GenerationFailure::retryable`] says whether a new
+    /// generation with the same request can help.
+    #[error(transparent)]
+    GenerationFailed(Box<GenerationFailure>),
+
+    /// A generation ended in `CANCELLED` while it was awaited.
+    #[error("generation {id} was cancelled")]
+    GenerationCancelled {
+        /// The generation.
+        id: uuid::Uuid,
+    },
+
+    /// Waiting reached its deadline before the generation ended. It goes on on the
+    /// service: wait again with [`Generations::wait`](crate::Generations::wait).
+    #[error("generation {id} was still {status} at the deadline; wait on it again to resume")]
+    WaitTimeout {
+        /// The generation.
+        id: uuid::Uuid,
+        /// Its status when waiting stopped.
+        status: GenerationStatus,
+    },
+
+    /// A generation reached a status this version does not know; polling stops at any
+    /// status other than `PENDING` and `PROCESSING`.
+    #[error("generation {id} reached status {status}, which this version does not know")]
+    UnknownGenerationStatus {
+        /// The generation.
+        id: uuid::Uuid,
+        /// The status as sent.
+        status: String,
+    },
+
+    /// A successful answer did not have the shape the contract gives.
+    #[error("the answer to {operation} does not match the contract: {source}")]
+    Decode {
+        /// The operation (`operationId` of the contract).
+        operation: &'static str,
+        /// The body as received.
+        body: bytes::Bytes,
+        /// What did not match.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// The service answered with a status the contract does not list for the operation.
+    #[error("unexpected HTTP status {status} from {operation}")]
+    UnexpectedStatus {
+        /// The operation (`operationId` of the contract).
+        operation: &'static str,
+        /// The status.
+        status: StatusCode,
+    },
+
+    /// The body of an answer could not be read.
+    #[error("reading the answer failed: {0}")]
+    Body(#[source] reqwest::Error),
+
+    /// The request was refused before sending: a value breaks a constraint of the
+    /// contract (such as an empty prompt), or an argument is unusable.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+
+    /// The client could not be built: a bad base URL or API key, or an unset variable.
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+
+    /// A webhook delivery failed verification: a wrong signature, a missing header or
+    /// a timestamp out of tolerance. Answer such a delivery with 400.
+    #[error("webhook verification failed: {0}")]
+    WebhookVerification(#[from] webhook_verify::WebhookError),
+
+    /// A verified webhook delivery whose body is not an event of the contract.
+    #[error("webhook payload is not a valid event: {0}")]
+    WebhookPayload(#[source] serde_json::Error),
+
+    /// Reading or writing a local file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The service's error, when the service answered with one.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
+    /// assert!(err.api().is_none());
+    /// ```
+    pub fn api(&self) -> Option<&ApiError> {
+        match self {
+            Self::Api(err) => Some(err),
+            _ => None,
+        }
+    }
+
+    /// The kind of the service's error, when the service answered with one.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
+    /// assert!(err.kind().is_none());
+    /// ```
+    pub fn kind(&self) -> Option<&ErrorKind> {
+        self.api().map(|err| &err.kind)
+    }
+
+    /// The HTTP status of the service's answer, when there was one.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
+    /// assert_eq!(err.status(), None);
+    /// ```
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Api(err) => Some(err.status),
+            Self::UnexpectedStatus { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The request id to quote to support (`error.requestId`, `req_…`).
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
+    /// assert_eq!(err.request_id(), None);
+    /// ```
+    pub fn request_id(&self) -> Option<&str> {
+        self.api().and_then(|err| err.request_id.as_deref())
+    }
+
+    /// Whether trying the same thing again later can succeed.
+    ///
+    /// Transient failures were already retried by the client as its
+    /// [`RetryPolicy`](crate::RetryPolicy) allows, so this is the answer for a caller
+    /// deciding whether to try again after a longer pause: true for service errors of
+    /// a temporary kind, connection failures, a concurrency limit that frees up when a
+    /// task ends, a failed generation with a temporary cause, and a wait that timed out.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
+    /// assert!(!err.is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Api(err) => {
+                err.is_retryable() || matches!(err.kind, ErrorKind::ConcurrencyLimit { .. })
+            }
+            Self::Connection { .. } | Self::Body(_) | Self::WaitTimeout { .. } => true,
+            Self::GenerationFailed(failure) => failure.retryable(),
+            _ => false,
+        }
+    }
+}
+
+impl From<ApiError> for Error {
+    fn from(err: ApiError) -> Self {
+        Self::Api(Box::new(err))
+    }
+}
+
+/// An error answer of the service: the envelope `{"error": {code, message, requestId,
+/// timestamp, details}}`, its HTTP status and its rate-limit headers.
+///
+/// ```
+/// use mediagen::{ApiError, ErrorKind};
+///
+/// let body = br#"{"error": {"code": "INSUFFICIENT_BALANCE", "message": "Insufficient balance",
+///     "requestId": "req_1", "timestamp": "2026-11-22T10:15:30.123Z",
+///     "details": {"required": 45.5, "available": 12}}}"#;
+/// let err = ApiError::from_response(http::StatusCode::PAYMENT_REQUIRED, &http::HeaderMap::new(), body);
+/// assert_eq!(err.kind, ErrorKind::InsufficientBalance { required: Some(45.5), available: Some(12.0) });
+/// assert_eq!(err.request_id.as_deref(), Some("req_1"));
+/// assert!(!err.is_retryable());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ApiError {
+    /// What went wrong, with its details typed.
+    pub kind: ErrorKind,
+    /// `error.code` as sent, known or not; empty when the body was not the service's
+    /// envelope (a proxy's error page, say).
+    pub code: String,
+    /// `error.message`, or the start of the body when it was not the envelope.
+    pub message: String,
+    /// `error.requestId` (or the `x-request-id` header): quote it to support.
+    pub request_id: Option<String>,
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// `error.timestamp`.
+    pub timestamp: Option<DateTime<Utc>>,
+    /// `error.details` as sent, for members this crate does not type.
+    pub details: Map<String, Value>,
+    /// The `x-ratelimit-*` headers of the answer.
+    pub rate_limit: Option<RateLimit>,
+    /// Attempts made, retries included (1 when the error was not retried).
+    pub attempts: u32,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let code = if self.code.is_empty() {
+            "HTTP error"
+        } else {
+            &self.code
+        };
+        write!(f, "{code} ({}): {}", self.status, self.message)?;
+        if let Some(id) = &self.request_id {
+            write!(f, " [request {id}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// What an error answer means, one kind per `error.code` of the service, with the
+/// details a caller needs to act.
+///
+/// ```
+/// use std::time::Duration;
+/// use mediagen::ErrorKind;
+///
+/// let kind = ErrorKind::RateLimited { retry_after: Some(Duration::from_secs(17)), limit: Some(60) };
+/// assert_eq!(kind.code(), Some("RATE_LIMIT_ERROR"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `AUTHENTICATION_ERROR` (401): the API key is absent, invalid or revoked.
+    Authentication,
+    /// `AUTHORIZATION_ERROR` (403): the key is valid but has no right to the resource.
+    Authorization,
+    /// `VALIDATION_ERROR` (400): fix the request by `fields`.
+    Validation {
+        /// One element per violation.
+        fields: Vec<FieldError>,
+        /// For an unknown webhook event name: the accepted values.
+        allowed_values: Vec<String>,
+        /// For a file that is too large: the limit in bytes.
+        max_size_bytes: Option<u64>,
+    },
+    /// `NOT_FOUND` (404): missing, another user's, or an unknown `modelSlug`.
+    NotFound,
+    /// `MODEL_NOT_AVAILABLE` (403): the model is switched off or not available to the
+    /// account; choose another model.
+    ModelNotAvailable {
+        /// The model, when the service names it.
+        model_slug: Option<String>,
+    },
+    /// `MODEL_UNAVAILABLE` (410): the provider withdrew the model; choose another.
+    ModelUnavailable {
+        /// The model, when the service names it.
+        model_slug: Option<String>,
+    },
+    /// `UNSUPPORTED_MEDIA_TYPE` (415).
+    UnsupportedMediaType,
+    /// `PAYLOAD_TOO_LARGE` (413).
+    PayloadTooLarge {
+        /// The limit in bytes, when given.
+        max_size_bytes: Option<u64>,
+    },
+    /// `INSUFFICIENT_BALANCE` (402): top up the balance. Amounts in roubles.
+    InsufficientBalance {
+        /// Cost of the request.
+        required: Option<f64>,
+        /// Balance available now.
+        available: Option<f64>,
+    },
+    /// `MARGIN_GUARD` (503): the model's price for this request is below the allowed
+    /// minimum; no money was taken, and retrying does not help.
+    MarginGuard,
+    /// `PAYMENT_ERROR` (502): the payment circuit failed.
+    PaymentError,
+    /// `RESERVATION_EXPIRED` (409): the reservation of funds expired.
+    ReservationExpired,
+    /// `RATE_LIMIT_ERROR` (429) of a windowed limit: wait `retry_after`.
+    RateLimited {
+        /// The `retry-after` header (or `details.retryAfter`).
+        retry_after: Option<Duration>,
+        /// The limit that was hit, requests per window.
+        limit: Option<u32>,
+    },
+    /// `RATE_LIMIT_ERROR` (429) without `retry-after`: the user already has the
+    /// maximum of active generations (5). Wait for one of them to finish; a blind
+    /// retry does not help.
+    ConcurrencyLimit {
+        /// The number of active generations allowed, when given.
+        limit: Option<u32>,
+    },
+    /// `DAILY_CAP_EXCEEDED` (429): the daily top-up cap is used up (until 00:00 UTC).
+    DailyCapExceeded {
+        /// The cap in roubles, when given.
+        limit: Option<f64>,
+    },
+    /// `CONFLICT_ERROR` (409): a state conflict, such as cancelling a task that runs.
+    Conflict,
+    /// `MODERATION_REPEAT_BLOCKED` (409): requests to the model are stopped after
+    /// repeated safety refusals; change the material or the model.
+    ModerationRepeatBlocked {
+        /// The model (`details.modelSlug`).
+        model_slug: Option<String>,
+        /// Length of the series of refusals (`details.streak`).
+        streak: Option<u32>,
+    },
+    /// `PROVIDER_ERROR` (502): a general model provider error.
+    ProviderError,
+    /// `UPSTREAM_CIRCUIT_OPEN` (503): intake on the model is stopped for now; no money
+    /// was taken. Choose another model or wait.
+    UpstreamCircuitOpen,
+    /// `SERVICE_UNAVAILABLE` (503): a dependency is temporarily unavailable.
+    ServiceUnavailable,
+    /// `OUTPUT_FETCH_FAILED` (502): a result file could not be fetched from storage.
+    OutputFetchFailed,
+    /// `GATEWAY_CLIENT_ERROR` (502): an internal integration failure.
+    GatewayClientError,
+    /// Any other `GATEWAY_*` code (502 or 503): an internal integration failure; the
+    /// code is in [`ApiError::code`].
+    Gateway,
+    /// Any `BILLING_*` code (502 or 503): an internal integration failure; the code is
+    /// in [`ApiError::code`].
+    Billing,
+    /// `WEBHOOK_DELIVERY_ERROR` (502).
+    WebhookDeliveryError,
+    /// `MESSENGER_NOT_CONFIGURED` (409).
+    MessengerNotConfigured,
+    /// `INTERNAL_ERROR` (500): quote the request id to support.
+    Internal,
+    /// A code this version does not know (in [`ApiError::code`]), or a body that was
+    /// not the service's envelope.
+    Unknown,
+}
+
+impl ErrorKind {
+    /// The `error.code` of this kind; `None` for the families and unknown codes, whose
+    /// code is only in [`ApiError::code`].
+    ///
+    /// ```
+    /// assert_eq!(mediagen::ErrorKind::NotFound.code(), Some("NOT_FOUND"));
+    /// assert_eq!(mediagen::ErrorKind::Gateway.code(), None);
+    /// ```
+    pub fn code(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Authentication => "AUTHENTICATION_ERROR",
+            Self::Authorization => "AUTHORIZATION_ERROR",
+            Self::Validation { .. } => "VALIDATION_ERROR",
+            Self::NotFound => "NOT_FOUND",
+            Self::ModelNotAvailable { .. } => "MODEL_NOT_AVAILABLE",
+            Self::ModelUnavailable { .. } => "MODEL_UNAVAILABLE",
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Self::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Self::InsufficientBalance { .. } => "INSUFFICIENT_BALANCE",
+            Self::MarginGuard => "MARGIN_GUARD",
+            Self::PaymentError => "PAYMENT_ERROR",
+            Self::ReservationExpired => "RESERVATION_EXPIRED",
+            Self::RateLimited { .. } | Self::ConcurrencyLimit { .. } => "RATE_LIMIT_ERROR",
+            Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
+            Self::Conflict => "CONFLICT_ERROR",
+            Self::ModerationRepeatBlocked { .. } => "MODERATION_REPEAT_BLOCKED",
+            Self::ProviderError => "PROVIDER_ERROR",
+            Self::UpstreamCircuitOpen => "UPSTREAM_CIRCUIT_OPEN",
+            Self::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+            Self::OutputFetchFailed => "OUTPUT_FETCH_FAILED",
+            Self::GatewayClientError => "GATEWAY_CLIENT_ERROR",
+            Self::WebhookDeliveryError => "WEBHOOK_DELIVERY_ERROR",
+            Self::MessengerNotConfigured => "MESSENGER_NOT_CONFIGURED",
+            Self::Internal => "INTERNAL_ERROR",
+            Self::Gateway | Self::Billing | Self::Unknown => return None,
+        })
+    }
+}
+
+/// One violation of a `VALIDATION_ERROR` (`error.details.fields[]`).
+///
+/// ```
+/// let field: mediagen::FieldError = serde_json::from_str(
+///     r#"{"path": "", "keyword": "required", "message": "must have required property 'prompt'",
+///         "params": {"missingProperty": "prompt"}}"#,
+/// )?;
+/// assert_eq!(field.params["missingProperty"], "prompt");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FieldError {
+    /// JSON pointer to the offending value, `""` for the root.
+    #[serde(default)]
+    pub path: String,
+    /// The JSON Schema keyword that failed (`required`, `enum`, `checksum`, …).
+    #[serde(default)]
+    pub keyword: String,
+    /// Human-readable text.
+    #[serde(default)]
+    pub message: String,
+    /// Keyword arguments, such as `{"missingProperty": "prompt"}`.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+impl ApiError {
+    /// Reads an error answer: its status, headers and raw body. Never fails: a body
+    /// that is not the service's envelope gives [`ErrorKind::Unknown`] with the start
+    /// of the body as the message.
+    ///
+    /// ```
+    /// use mediagen::{ApiError, ErrorKind};
+    ///
+    /// let err = ApiError::from_response(
+    ///     http::StatusCode::BAD_GATEWAY,
+    ///     &http::HeaderMap::new(),
+    ///     br#"{"error": {"code": "GATEWAY_EXPLODED", "message": "boom", "requestId": "req_9"}}"#,
+    /// );
+    /// assert_eq!((&err.kind, err.code.as_str()), (&ErrorKind::Gateway, "GATEWAY_EXPLODED"));
+    /// assert!(err.is_retryable());
+    ///
+    /// let page = ApiError::from_response(http::StatusCode::BAD_GATEWAY, &http::HeaderMap::new(), b"<html>");
+    /// assert_eq!((page.kind, page.message.as_str()), (ErrorKind::Unknown, "<html>"));
+    /// ```
+    pub fn from_response(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Self {
+        let envelope = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|mut value| match value.get_mut("error").map(Value::take) {
+                Some(Value::Object(error)) => Some(error),
+                _ => None,
+            });
+        let rate_limit = RateLimit::from_headers(headers);
+        let header_request_id = header_str(headers, "x-request-id").map(str::to_owned);
+        let Some(mut error) = envelope else {
+            let text = String::from_utf8_lossy(body);
+            let message = truncate(text.trim(), 512);
+            let kind = if status == StatusCode::TOO_MANY_REQUESTS {
+                ErrorKind::RateLimited {
+                    retry_after: retry_after(headers),
+                    limit: None,
+                }
+            } else {
+                ErrorKind::Unknown
+            };
+            return Self {
+                kind,
+                code: String::new(),
+                message,
+                request_id: header_request_id,
+                status,
+                timestamp: None,
+                details: Map::new(),
+                rate_limit,
+                attempts: 1,
+            };
+        };
+        let text = |error: &Map<String, Value>, name: &str| {
+            error.get(name).and_then(Value::as_str).map(str::to_owned)
+        };
+        let code = text(&error, "code").unwrap_or_default();
+        let message = text(&error, "message").unwrap_or_default();
+        let request_id = text(&error, "requestId").or(header_request_id);
+        let timestamp = text(&error, "timestamp")
+            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&Utc));
+        let details = match error.remove("details") {
+            Some(Value::Object(details)) => details,
+            _ => Map::new(),
+        };
+        let kind = kind_of(&code, &details, headers);
+        Self {
+            kind,
+            code,
+            message,
+            request_id,
+            status,
+            timestamp,
+            details,
+            rate_limit,
+            attempts: 1,
+        }
+    }
+
+    /// Whether the client retries this error by itself (within its
+    /// [`RetryPolicy`](crate::RetryPolicy)): windowed rate limits, 5xx answers and the
+    /// `SERVICE_UNAVAILABLE`, `GATEWAY_*` and `BILLING_*` families; never validation,
+    /// balance, not-found, model, margin-guard or moderation errors, nor the
+    /// concurrency limit.
+    ///
+    /// ```
+    /// use mediagen::ApiError;
+    ///
+    /// let margin = ApiError::from_response(
+    ///     http::StatusCode::SERVICE_UNAVAILABLE,
+    ///     &http::HeaderMap::new(),
+    ///     br#"{"error": {"code": "MARGIN_GUARD", "message": "price below minimum"}}"#,
+    /// );
+    /// assert!(!margin.is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        // 501 and 505 say the server cannot do this at all.
+        if matches!(
+            self.status,
+            StatusCode::NOT_IMPLEMENTED | StatusCode::HTTP_VERSION_NOT_SUPPORTED
+        ) {
+            return false;
+        }
+        match &self.kind {
+            ErrorKind::RateLimited { .. }
+            | ErrorKind::ServiceUnavailable
+            | ErrorKind::Gateway
+            | ErrorKind::GatewayClientError
+            | ErrorKind::Billing
+            | ErrorKind::Internal
+            | ErrorKind::ProviderError
+            | ErrorKind::PaymentError
+            | ErrorKind::UpstreamCircuitOpen
+            | ErrorKind::OutputFetchFailed
+            | ErrorKind::WebhookDeliveryError => true,
+            ErrorKind::Unknown => {
+                self.status.is_server_error() || self.status == StatusCode::REQUEST_TIMEOUT
+            }
+            ErrorKind::Authentication
+            | ErrorKind::Authorization
+            | ErrorKind::Validation { .. }
+            | ErrorKind::NotFound
+            | ErrorKind::ModelNotAvailable { .. }
+            | ErrorKind::ModelUnavailable { .. }
+            | ErrorKind::UnsupportedMediaType
+            | ErrorKind::PayloadTooLarge { .. }
+            | ErrorKind::InsufficientBalance { .. }
+            | ErrorKind::MarginGuard
+            | ErrorKind::ReservationExpired
+            | ErrorKind::ConcurrencyLimit { .. }
+            | ErrorKind::DailyCapExceeded { .. }
+            | ErrorKind::Conflict
+            | ErrorKind::ModerationRepeatBlocked { .. }
+            | ErrorKind::MessengerNotConfigured => false,
+        }
+    }
+
+    /// How long the service asks to wait before trying again (`retry-after`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("retry-after", "17".parse().unwrap());
+    /// let err = mediagen::ApiError::from_response(
+    ///     http::StatusCode::TOO_MANY_REQUESTS,
+    ///     &headers,
+    ///     br#"{"error": {"code": "RATE_LIMIT_ERROR", "message": "slow down", "details": {"retryAfter": 17}}}"#,
+    /// );
+    /// assert_eq!(err.retry_after(), Some(Duration::from_secs(17)));
+    /// ```
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self.kind {
+            ErrorKind::RateLimited { retry_after, .. } => retry_after,
+            _ => None,
+        }
+    }
+}
+
+fn kind_of(code: &str, details: &Map<String, Value>, headers: &HeaderMap) -> ErrorKind {
+    let string = |name: &str| details.get(name).and_then(Value::as_str).map(str::to_owned);
+    let number = |name: &str| details.get(name).and_then(Value::as_f64);
+    let unsigned = |name: &str| details.get(name).and_then(Value::as_u64);
+    let small = |name: &str| unsigned(name).and_then(|n| u32::try_from(n).ok());
+    match code {
+        "AUTHENTICATION_ERROR" => ErrorKind::Authentication,
+        "AUTHORIZATION_ERROR" => ErrorKind::Authorization,
+        "VALIDATION_ERROR" => ErrorKind::Validation {
+            fields: details
+                .get("fields")
+                .and_then(Value::as_array)
+                .map(|fields| {
+                    fields
+                        .iter()
+                        .filter_map(|f| serde_json::from_value(f.clone()).ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            allowed_values: details
+                .get("allowedValues")
+                .and_then(Value::as_array)
+                .map(|values| {
+                    values
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            max_size_bytes: unsigned("maxSizeBytes"),
+        },
+        "NOT_FOUND" => ErrorKind::NotFound,
+        "MODEL_NOT_AVAILABLE" => ErrorKind::ModelNotAvailable {
+            model_slug: string("modelSlug"),
+        },
+        "MODEL_UNAVAILABLE" => ErrorKind::ModelUnavailable {
+            model_slug: string("modelSlug"),
+        },
+        "UNSUPPORTED_MEDIA_TYPE" => ErrorKind::UnsupportedMediaType,
+        "PAYLOAD_TOO_LARGE" => ErrorKind::PayloadTooLarge {
+            max_size_bytes: unsigned("maxSizeBytes"),
+        },
+        "INSUFFICIENT_BALANCE" => ErrorKind::InsufficientBalance {
+            required: number("required"),
+            available: number("available"),
+        },
+        "MARGIN_GUARD" => ErrorKind::MarginGuard,
+        "PAYMENT_ERROR" => ErrorKind::PaymentError,
+        "RESERVATION_EXPIRED" => ErrorKind::ReservationExpired,
+        // Limits rules 3 and 4: a windowed limit sends `retry-after` (and
+        // `details.retryAfter`); the concurrency limit sends neither.
+        "RATE_LIMIT_ERROR" => {
+            let retry_after =
+                retry_after(headers).or_else(|| unsigned("retryAfter").map(Duration::from_secs));
+            match retry_after {
+                Some(_) => ErrorKind::RateLimited {
+                    retry_after,
+                    limit: small("limit"),
+                },
+                None => ErrorKind::ConcurrencyLimit {
+                    limit: small("limit"),
+                },
+            }
+        }
+        "DAILY_CAP_EXCEEDED" => ErrorKind::DailyCapExceeded {
+            limit: number("limit"),
+        },
+        "CONFLICT_ERROR" => ErrorKind::Conflict,
+        "MODERATION_REPEAT_BLOCKED" => ErrorKind::ModerationRepeatBlocked {
+            model_slug: string("modelSlug").or_else(|| string("modelId")),
+            streak: small("streak"),
+        },
+        "PROVIDER_ERROR" => ErrorKind::ProviderError,
+        "UPSTREAM_CIRCUIT_OPEN" => ErrorKind::UpstreamCircuitOpen,
+        "SERVICE_UNAVAILABLE" => ErrorKind::ServiceUnavailable,
+        "OUTPUT_FETCH_FAILED" => ErrorKind::OutputFetchFailed,
+        "GATEWAY_CLIENT_ERROR" => ErrorKind::GatewayClientError,
+        "WEBHOOK_DELIVERY_ERROR" => ErrorKind::WebhookDeliveryError,
+        "MESSENGER_NOT_CONFIGURED" => ErrorKind::MessengerNotConfigured,
+        "INTERNAL_ERROR" => ErrorKind::Internal,
+        family if family.starts_with("GATEWAY_") => ErrorKind::Gateway,
+        family if family.starts_with("BILLING_") => ErrorKind::Billing,
+        _ => ErrorKind::Unknown,
+    }
+}
+
+pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// `retry-after` in seconds, or as an HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = header_str(headers, "retry-after")?;
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = DateTime::parse_from_rfc2822(value).ok()?;
+    Some(
+        (at.with_timezone(&Utc) - Utc::now())
+            .to_std()
+            .unwrap_or_default(),
+    )
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(status: u16, headers: &[(&str, &str)], body: &str) -> ApiError {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        ApiError::from_response(StatusCode::from_u16(status).unwrap(), &map, body.as_bytes())
+    }
+
+    #[test]
+    fn a_windowed_rate_limit_carries_its_retry_after() {
+        let err = parse(
+            429,
+            &[
+                ("retry-after", "17"),
+                ("x-ratelimit-limit", "60"),
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "17"),
+            ],
+            r#"{"error":{"code":"RATE_LIMIT_ERROR","message":"slow","requestId":"req_1","details":{"retryAfter":17,"limit":60}}}"#,
+        );
+        assert_eq!(
+            err.kind,
+            ErrorKind::RateLimited {
+                retry_after: Some(Duration::from_secs(17)),
+                limit: Some(60)
+            }
+        );
+        assert_eq!(err.rate_limit.map(|r| r.remaining), Some(0));
+        assert!(err.is_retryable());
+    }
+
+    #[test]
+    fn a_rate_limit_without_retry_after_is_the_concurrency_limit() {
+        let err = parse(
+            429,
+            &[],
+            r#"{"error":{"code":"RATE_LIMIT_ERROR","message":"Maximum 5 concurrent generations allowed","requestId":"req_1"}}"#,
+        );
+        assert_eq!(err.kind, ErrorKind::ConcurrencyLimit { limit: None });
+        assert!(!err.is_retryable());
+    }
+
+    #[test]
+    fn validation_fields_are_typed() {
+        let err = parse(
+            400,
+            &[],
+            r#"{"error":{"code":"VALIDATION_ERROR","message":"bad","requestId":"req_1",
+                "details":{"fields":[{"path":"/params/aspect_ratio","keyword":"enum","message":"must be one of","params":{"allowedValues":["1:1"]}}]}}}"#,
+        );
+        let ErrorKind::Validation { fields, .. } = &err.kind else {
+            panic!("{err:?}")
+        };
+        assert_eq!(fields[0].path, "/params/aspect_ratio");
+        assert_eq!(fields[0].keyword, "enum");
+    }
+
+    #[test]
+    fn moderation_repeat_blocked_names_the_model_and_the_streak() {
+        let err = parse(
+            409,
+            &[],
+            r#"{"error":{"code":"MODERATION_REPEAT_BLOCKED","message":"stop","requestId":"req_1",
+                "details":{"modelSlug":"flux-schnell","modelId":"x","streak":3}}}"#,
+        );
+        assert_eq!(
+            err.kind,
+            ErrorKind::ModerationRepeatBlocked {
+                model_slug: Some("flux-schnell".into()),
+                streak: Some(3)
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_codes_are_kept_as_text_and_families_are_recognised() {
+        for (code, kind, retryable) in [
+            ("GATEWAY_TIMEOUT", ErrorKind::Gateway, true),
+            ("BILLING_SOMETHING_NEW", ErrorKind::Billing, true),
+            ("BRAND_NEW_CODE", ErrorKind::Unknown, true),
+        ] {
+            let err = parse(
+                503,
+                &[],
+                &format!(r#"{{"error":{{"code":"{code}","message":"m","requestId":"req_1"}}}}"#),
+            );
+            assert_eq!(
+                (&err.kind, err.code.as_str(), err.is_retryable()),
+                (&kind, code, retryable)
+            );
+        }
+    }
+
+    #[test]
+    fn bodies_that_are_not_the_envelope_never_panic() {
+        for body in [
+            "",
+            "null",
+            "[]",
+            r#"{"error": 5}"#,
+            r#"{"error": {"code": 5}}"#,
+            "\u{0}\u{ff}",
+        ] {
+            let err = parse(500, &[("x-request-id", "req_h")], body);
+            assert!(err.is_retryable());
+            assert!(err.request_id.is_some() || body.contains("error"));
+        }
+    }
+
+    #[test]
+    fn not_implemented_is_never_retried_whatever_its_code() {
+        let err = parse(
+            501,
+            &[],
+            r#"{"error":{"code":"SERVICE_UNAVAILABLE","message":"not in this version","requestId":"req_1"}}"#,
+        );
+        assert!(!err.is_retryable());
+    }
+}

@@ -1,0 +1,517 @@
+//! The service's request limits as the client sees them: the `x-ratelimit-*`
+//! headers of each answer, and the pacer that keeps the client inside them.
+//!
+//! Limits rule 2: every answer carries `x-ratelimit-limit`, `x-ratelimit-remaining`
+//! and `x-ratelimit-reset` (seconds until the window resets) for the limit of its
+//! route. The pacer counts what is left of each window, takes off the requests it
+//! sends, and holds a request back until the window resets rather than spend one
+//! on a 429. Waiting generations also space their polls from `remaining` and
+//! `reset` (see [`Pacer::poll_floor`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use http::HeaderMap;
+
+use crate::clock::Clock;
+use crate::error::header_str;
+
+/// The `x-ratelimit-*` values of one answer.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("x-ratelimit-limit", "60".parse().unwrap());
+/// headers.insert("x-ratelimit-remaining", "57".parse().unwrap());
+/// headers.insert("x-ratelimit-reset", "42".parse().unwrap());
+/// let limit = mediagen::RateLimit::from_headers(&headers).unwrap();
+/// assert_eq!((limit.limit, limit.remaining, limit.reset), (60, 57, Duration::from_secs(42)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateLimit {
+    /// Requests allowed in the window (`x-ratelimit-limit`).
+    pub limit: u32,
+    /// Requests left in the window (`x-ratelimit-remaining`).
+    pub remaining: u32,
+    /// Time until the window resets (`x-ratelimit-reset`), as sent.
+    pub reset: Duration,
+}
+
+impl RateLimit {
+    /// Reads the three headers; `None` unless all three are there and numeric.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::RateLimit::from_headers(&http::HeaderMap::new()), None);
+    /// ```
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        let number = |name| header_str(headers, name)?.parse::<u64>().ok();
+        Some(Self {
+            limit: u32::try_from(number("x-ratelimit-limit")?).ok()?,
+            remaining: u32::try_from(number("x-ratelimit-remaining")?).ok()?,
+            reset: Duration::from_secs(number("x-ratelimit-reset")?),
+        })
+    }
+}
+
+/// Which limit of the service a request counts against (Limits).
+///
+/// ```
+/// use mediagen::LimitScope;
+///
+/// assert_eq!(LimitScope::General.default_limit(), 60);
+/// assert_eq!(LimitScope::Topup.window().as_secs(), 600);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LimitScope {
+    /// 60 requests a minute per IP address: every route.
+    General,
+    /// `POST /v1/files`: 20 a minute per IP address.
+    Files,
+    /// `POST /v1/auth/magic-link/request`: 10 a minute per IP address.
+    MagicLink,
+    /// The invoice PDF and closing act: 30 a minute per IP address.
+    InvoiceDocuments,
+    /// `POST /v1/billing/topup`: 5 per 600 seconds per user.
+    Topup,
+}
+
+impl LimitScope {
+    /// The limit the service document gives, used until an answer reports the real one.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::LimitScope::Files.default_limit(), 20);
+    /// ```
+    pub fn default_limit(self) -> u32 {
+        match self {
+            Self::General => 60,
+            Self::Files => 20,
+            Self::MagicLink => 10,
+            Self::InvoiceDocuments => 30,
+            Self::Topup => 5,
+        }
+    }
+
+    /// The length of the limit's window.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::LimitScope::General.window().as_secs(), 60);
+    /// ```
+    pub fn window(self) -> Duration {
+        match self {
+            Self::Topup => Duration::from_secs(600),
+            _ => Duration::from_secs(60),
+        }
+    }
+
+    /// The route's own limit of an operation (by `operationId`), if it has one
+    /// beyond the general limit.
+    pub(crate) fn of_operation(operation_id: &str) -> Option<Self> {
+        match operation_id {
+            "create_file_upload" => Some(Self::Files),
+            "request_magic_link" => Some(Self::MagicLink),
+            "get_invoice_pdf" | "get_invoice_act" => Some(Self::InvoiceDocuments),
+            "create_topup" => Some(Self::Topup),
+            _ => None,
+        }
+    }
+}
+
+/// What the client knows of one limit's current window.
+#[derive(Debug)]
+struct Window {
+    scope: LimitScope,
+    limit: u32,
+    /// Requests the client may still send in the window, after taking off those it
+    /// sent since the last answer; `None` before the first answer.
+    remaining: Option<u32>,
+    /// When the window resets; `None` when unknown.
+    reset_at: Option<Instant>,
+    /// Requests sent and not answered yet.
+    in_flight: u32,
+    last: Option<RateLimit>,
+}
+
+impl Window {
+    fn new(scope: LimitScope) -> Self {
+        Self {
+            scope,
+            limit: scope.default_limit(),
+            remaining: None,
+            reset_at: None,
+            in_flight: 0,
+            last: None,
+        }
+    }
+
+    /// Forgets a window that has reset. Requests still in flight may count in
+    /// the new one, so they are taken off it.
+    fn roll(&mut self, now: Instant) {
+        if self.reset_at.is_some_and(|at| now >= at) {
+            self.remaining = Some(self.limit.saturating_sub(self.in_flight));
+            self.reset_at = None;
+        }
+    }
+
+    /// How long to hold a request back; zero when it may go now.
+    fn wait(&self, now: Instant) -> Duration {
+        let free = match self.remaining {
+            Some(remaining) => remaining > 0,
+            // Nothing heard yet: at most the documented limit at once.
+            None => self.in_flight < self.limit,
+        };
+        if free {
+            return Duration::ZERO;
+        }
+        match self.reset_at {
+            Some(at) => at.saturating_duration_since(now),
+            // The window reset and every slot is taken by requests in flight: their
+            // answers will say more. Check again shortly.
+            None => Duration::from_millis(250).min(self.scope.window()),
+        }
+    }
+
+    fn take(&mut self) {
+        self.in_flight += 1;
+        if let Some(remaining) = &mut self.remaining {
+            *remaining = remaining.saturating_sub(1);
+        }
+    }
+
+    fn answered(&mut self, now: Instant, seen: Option<RateLimit>) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let Some(seen) = seen else {
+            return;
+        };
+        self.last = Some(seen);
+        self.limit = seen.limit;
+        let reset_at = now + seen.reset;
+        // Requests still in flight may not be counted in `seen.remaining` yet.
+        let fresh = seen.remaining.saturating_sub(self.in_flight);
+        // `x-ratelimit-reset` is whole seconds, rounded up, and answers arrive out
+        // of order: an answer whose reset is within a couple of seconds of the one
+        // known belongs to the same window, and the lower count wins.
+        let same_window = self
+            .reset_at
+            .is_some_and(|known| reset_at <= known + Duration::from_secs(2));
+        if same_window {
+            self.remaining = Some(self.remaining.map_or(fresh, |r| r.min(fresh)));
+            self.reset_at = self.reset_at.max(Some(reset_at));
+        } else {
+            self.remaining = Some(fresh);
+            self.reset_at = Some(reset_at);
+        }
+    }
+}
+
+/// Keeps the client inside the service's limits; shared by every clone of a client.
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    enabled: bool,
+    windows: Mutex<HashMap<LimitScope, Window>>,
+    last: Mutex<Option<RateLimit>>,
+    waiters: AtomicUsize,
+}
+
+/// A request counted against its limits; answer it with [`Pacer::answered`].
+/// Dropped without an answer (the request failed or was cancelled), it frees its
+/// place in flight.
+#[derive(Debug)]
+pub(crate) struct Permit {
+    pacer: Option<Arc<Pacer>>,
+    scopes: Scopes,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scopes {
+    own: Option<LimitScope>,
+}
+
+impl Scopes {
+    pub(crate) fn of_operation(operation_id: &str) -> Self {
+        Self {
+            own: LimitScope::of_operation(operation_id),
+        }
+    }
+
+    /// The limits a request counts against: the general one, and the route's own.
+    fn iter(self) -> impl Iterator<Item = LimitScope> {
+        std::iter::once(LimitScope::General).chain(self.own)
+    }
+
+    /// The limit the `x-ratelimit-*` headers of the answer describe.
+    fn reported(self) -> LimitScope {
+        self.own.unwrap_or(LimitScope::General)
+    }
+}
+
+impl Pacer {
+    pub(crate) fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            windows: Mutex::new(HashMap::new()),
+            last: Mutex::new(None),
+            waiters: AtomicUsize::new(0),
+        }
+    }
+
+    fn windows(&self) -> MutexGuard<'_, HashMap<LimitScope, Window>> {
+        self.windows.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until a request counted against `scopes` can be sent, and counts it.
+    ///
+    /// A window that resets later than `max_wait` (the top-up limit's ten
+    /// minutes, say) does not hold the request: it goes, and the service's 429
+    /// with its `retry-after` reaches the caller, who decides.
+    pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        scopes: Scopes,
+        clock: &dyn Clock,
+        max_wait: Duration,
+    ) -> Permit {
+        loop {
+            let wait = {
+                let now = clock.now();
+                let mut windows = self.windows();
+                let mut wait = Duration::ZERO;
+                for scope in scopes.iter() {
+                    let window = windows.entry(scope).or_insert_with(|| Window::new(scope));
+                    window.roll(now);
+                    if self.enabled {
+                        wait = wait.max(window.wait(now));
+                    }
+                }
+                if wait.is_zero() || wait > max_wait {
+                    for scope in scopes.iter() {
+                        if let Some(window) = windows.get_mut(&scope) {
+                            window.take();
+                        }
+                    }
+                    return Permit {
+                        pacer: Some(Arc::clone(self)),
+                        scopes,
+                    };
+                }
+                wait
+            };
+            tracing::debug!(
+                wait_ms = wait.as_millis() as u64,
+                "holding a request back until the rate-limit window resets"
+            );
+            clock.sleep(wait).await;
+        }
+    }
+
+    /// Records the answer to a permitted request.
+    pub(crate) fn answered(&self, mut permit: Permit, now: Instant, headers: Option<&HeaderMap>) {
+        permit.pacer = None;
+        let seen = headers.and_then(RateLimit::from_headers);
+        let reported = permit.scopes.reported();
+        let mut windows = self.windows();
+        for scope in permit.scopes.iter() {
+            if let Some(window) = windows.get_mut(&scope) {
+                window.answered(now, if scope == reported { seen } else { None });
+            }
+        }
+        if seen.is_some() {
+            *self.last.lock().unwrap_or_else(|p| p.into_inner()) = seen;
+        }
+    }
+
+    fn release(&self, scopes: Scopes) {
+        let mut windows = self.windows();
+        for scope in scopes.iter() {
+            if let Some(window) = windows.get_mut(&scope) {
+                window.in_flight = window.in_flight.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The `x-ratelimit-*` values of the latest answer.
+    pub(crate) fn last(&self) -> Option<RateLimit> {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The latest values of one limit.
+    pub(crate) fn last_of(&self, scope: LimitScope) -> Option<RateLimit> {
+        self.windows().get(&scope).and_then(|w| w.last)
+    }
+
+    /// Counts a generation being awaited while the guard lives.
+    pub(crate) fn waiter(self: &Arc<Self>) -> WaiterGuard {
+        self.waiters.fetch_add(1, Ordering::Relaxed);
+        WaiterGuard {
+            pacer: Arc::clone(self),
+        }
+    }
+
+    /// The shortest interval between two polls of one awaited generation that
+    /// keeps all the client's waiters inside the general limit: what is left of
+    /// the window shared out over what remains of it.
+    pub(crate) fn poll_floor(&self, now: Instant) -> Duration {
+        if !self.enabled {
+            return Duration::ZERO;
+        }
+        let waiters = self.waiters.load(Ordering::Relaxed).max(1) as u32;
+        let windows = self.windows();
+        let Some(window) = windows.get(&LimitScope::General) else {
+            return Duration::ZERO;
+        };
+        let (Some(remaining), Some(reset_at)) = (window.remaining, window.reset_at) else {
+            return Duration::ZERO;
+        };
+        let left = reset_at.saturating_duration_since(now);
+        if remaining == 0 {
+            return left;
+        }
+        (left * waiters) / remaining
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Some(pacer) = self.pacer.take() {
+            pacer.release(self.scopes);
+        }
+    }
+}
+
+/// Keeps a generation counted among the awaited ones; see [`Pacer::poll_floor`].
+#[derive(Debug)]
+pub(crate) struct WaiterGuard {
+    pacer: Arc<Pacer>,
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        self.pacer.waiters.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Sleep;
+
+    #[derive(Debug)]
+    struct Frozen(Instant);
+
+    impl Clock for Frozen {
+        fn now(&self) -> Instant {
+            self.0
+        }
+        fn sleep(&self, _: Duration) -> Sleep {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    fn headers(limit: u32, remaining: u32, reset: u64) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        map.insert("x-ratelimit-limit", limit.into());
+        map.insert("x-ratelimit-remaining", remaining.into());
+        map.insert("x-ratelimit-reset", reset.into());
+        map
+    }
+
+    const LONG: Duration = Duration::from_secs(60);
+
+    fn general() -> Scopes {
+        Scopes::of_operation("get_generation")
+    }
+
+    #[tokio::test]
+    async fn a_request_is_held_back_when_the_window_is_used_up() {
+        let now = Instant::now();
+        let clock = Frozen(now);
+        let pacer = Arc::new(Pacer::new(true));
+        let permit = pacer.acquire(general(), &clock, LONG).await;
+        pacer.answered(permit, now, Some(&headers(60, 0, 30)));
+        let windows = pacer.windows();
+        let window = &windows[&LimitScope::General];
+        assert_eq!(window.wait(now), Duration::from_secs(30));
+    }
+
+    #[tokio::test]
+    async fn requests_in_flight_are_taken_off_what_remains() {
+        let now = Instant::now();
+        let clock = Frozen(now);
+        let pacer = Arc::new(Pacer::new(true));
+        let first = pacer.acquire(general(), &clock, LONG).await;
+        let second = pacer.acquire(general(), &clock, LONG).await;
+        let third = pacer.acquire(general(), &clock, LONG).await;
+        // The first answer says 2 remain, but two requests are still in flight.
+        pacer.answered(first, now, Some(&headers(60, 2, 30)));
+        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(0));
+        drop((second, third));
+    }
+
+    #[tokio::test]
+    async fn a_late_answer_from_the_same_window_never_raises_the_count() {
+        let now = Instant::now();
+        let clock = Frozen(now);
+        let pacer = Arc::new(Pacer::new(true));
+        let a = pacer.acquire(general(), &clock, LONG).await;
+        let b = pacer.acquire(general(), &clock, LONG).await;
+        // b's answer: 3 left, and a still in flight may not be counted yet: 2.
+        pacer.answered(b, now, Some(&headers(60, 3, 30)));
+        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(2));
+        // a's answer was written earlier and says 4: it must not raise the count.
+        pacer.answered(a, now, Some(&headers(60, 4, 30)));
+        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(2));
+    }
+
+    #[tokio::test]
+    async fn a_reset_window_opens_again() {
+        let now = Instant::now();
+        let pacer = Arc::new(Pacer::new(true));
+        let permit = pacer.acquire(general(), &Frozen(now), LONG).await;
+        pacer.answered(permit, now, Some(&headers(60, 0, 10)));
+        let later = now + Duration::from_secs(10);
+        let permit = pacer.acquire(general(), &Frozen(later), LONG).await;
+        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(59));
+        drop(permit);
+    }
+
+    #[tokio::test]
+    async fn a_window_resetting_beyond_the_longest_wait_does_not_hold_the_request() {
+        let now = Instant::now();
+        let pacer = Arc::new(Pacer::new(true));
+        let topup = Scopes::of_operation("create_topup");
+        let permit = pacer.acquire(topup, &Frozen(now), LONG).await;
+        pacer.answered(permit, now, Some(&headers(5, 0, 600)));
+        // Frozen never wakes a sleeper: this returns only if it does not wait.
+        let permit = pacer.acquire(topup, &Frozen(now), LONG).await;
+        drop(permit);
+    }
+
+    #[tokio::test]
+    async fn a_route_with_its_own_limit_counts_against_both() {
+        let now = Instant::now();
+        let pacer = Arc::new(Pacer::new(true));
+        let files = Scopes::of_operation("create_file_upload");
+        let permit = pacer.acquire(files, &Frozen(now), LONG).await;
+        pacer.answered(permit, now, Some(&headers(20, 19, 60)));
+        let windows = pacer.windows();
+        assert_eq!(windows[&LimitScope::Files].remaining, Some(19));
+        assert_eq!(windows[&LimitScope::General].remaining, None);
+        assert_eq!(windows[&LimitScope::General].in_flight, 0);
+    }
+
+    #[tokio::test]
+    async fn polls_are_spread_over_what_is_left_of_the_window() {
+        let now = Instant::now();
+        let pacer = Arc::new(Pacer::new(true));
+        let permit = pacer.acquire(general(), &Frozen(now), LONG).await;
+        pacer.answered(permit, now, Some(&headers(60, 10, 50)));
+        let guards: Vec<_> = (0..5).map(|_| pacer.waiter()).collect();
+        // 10 requests left for 50 seconds and 5 waiters: one poll each 25 seconds.
+        assert_eq!(pacer.poll_floor(now), Duration::from_secs(25));
+        drop(guards);
+        assert_eq!(pacer.poll_floor(now), Duration::from_secs(5));
+    }
+}

@@ -1,0 +1,282 @@
+//! When and how long to wait before trying a request again.
+//!
+//! Limits rule 5 of the service: exponential delay with jitter, 1 s, 2 s, 4 s,
+//! 8 s, stop after 5 attempts. The delays here are "full jitter": the n-th retry
+//! waits a random time between zero and `base × 2ⁿ⁻¹` (capped), which spreads the
+//! retries of many clients instead of bunching them. A `retry-after` from the
+//! service is a floor under that.
+//!
+//! Which answers are worth another attempt is decided in one place,
+//! [`decide`], for every operation; the loop that applies it is in
+//! `transport.rs`.
+
+use std::time::Duration;
+
+use rand::Rng as _;
+
+use crate::error::{ApiError, ErrorKind};
+
+/// How the client retries a request that failed for a transient reason.
+///
+/// The default follows the service's advice: up to 5 attempts, waits capped at
+/// 1 s, 2 s, 4 s and 8 s with full jitter, and at least `retry-after` when the
+/// service sends one.
+///
+/// ```
+/// use std::time::Duration;
+/// use mediagen::{Client, RetryPolicy};
+///
+/// let policy = RetryPolicy::default()
+///     .max_attempts(3)
+///     .base_delay(Duration::from_millis(200));
+/// assert_eq!(policy.delay_cap(2), Duration::from_millis(400));
+///
+/// let client = Client::builder()
+///     .api_key("mg_live_demo_secret")
+///     .retry_policy(policy)
+///     .build()?;
+/// # drop(client);
+/// # Ok::<(), mediagen::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    max_attempts: u32,
+    base_delay: Duration,
+    max_delay: Duration,
+    max_retry_after: Duration,
+    jitter: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+            jitter: true,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that never retries: every request is sent once.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::RetryPolicy::none().attempts(), 1);
+    /// ```
+    pub fn none() -> Self {
+        Self::default().max_attempts(1)
+    }
+
+    /// Attempts in all, the first included (at least 1; default 5).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::RetryPolicy::default().max_attempts(0).attempts(), 1);
+    /// ```
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The cap of the first retry's delay, doubled for each further one (default 1 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = mediagen::RetryPolicy::default().base_delay(Duration::from_millis(10));
+    /// assert_eq!(policy.delay_cap(4), Duration::from_millis(80));
+    /// ```
+    pub fn base_delay(mut self, delay: Duration) -> Self {
+        self.base_delay = delay;
+        self
+    }
+
+    /// The largest delay between two attempts, `retry-after` aside (default 30 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = mediagen::RetryPolicy::default().max_delay(Duration::from_secs(3));
+    /// assert_eq!(policy.delay_cap(4), Duration::from_secs(3));
+    /// ```
+    pub fn max_delay(mut self, delay: Duration) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
+    /// The longest `retry-after` the client waits out by itself (default 60 s). A
+    /// longer one ends the call with [`ErrorKind::RateLimited`], so the caller decides.
+    /// It also bounds how long the pacer holds a request back for a rate-limit window
+    /// to reset (the top-up limit's window is ten minutes).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = mediagen::RetryPolicy::default().max_retry_after(Duration::from_secs(5));
+    /// # drop(policy);
+    /// ```
+    pub fn max_retry_after(mut self, limit: Duration) -> Self {
+        self.max_retry_after = limit;
+        self
+    }
+
+    /// Waits exactly the cap instead of a random time below it (for reproducible
+    /// schedules; jitter is on by default).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = mediagen::RetryPolicy::default().jitter(false);
+    /// assert_eq!(policy.delay(3), Duration::from_secs(4));
+    /// ```
+    pub fn jitter(mut self, on: bool) -> Self {
+        self.jitter = on;
+        self
+    }
+
+    /// Attempts in all, the first included.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::RetryPolicy::default().attempts(), 5);
+    /// ```
+    pub fn attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The upper bound of the delay before retry number `retry` (1 is the first
+    /// retry): `base × 2^(retry−1)`, at most the maximum delay.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = mediagen::RetryPolicy::default();
+    /// let caps: Vec<_> = (1..=4).map(|n| policy.delay_cap(n).as_secs()).collect();
+    /// assert_eq!(caps, [1, 2, 4, 8]);
+    /// ```
+    pub fn delay_cap(&self, retry: u32) -> Duration {
+        let doublings = retry.saturating_sub(1).min(30);
+        self.base_delay
+            .saturating_mul(1 << doublings)
+            .min(self.max_delay)
+    }
+
+    /// A delay before retry number `retry`: uniformly random between zero and
+    /// [`delay_cap`](Self::delay_cap) ("full jitter"), or the cap itself without jitter.
+    ///
+    /// ```
+    /// let policy = mediagen::RetryPolicy::default();
+    /// for _ in 0..100 {
+    ///     assert!(policy.delay(3) <= policy.delay_cap(3));
+    /// }
+    /// ```
+    pub fn delay(&self, retry: u32) -> Duration {
+        let cap = self.delay_cap(retry);
+        if !self.jitter || cap.is_zero() {
+            return cap;
+        }
+        let nanos = u64::try_from(cap.as_nanos()).unwrap_or(u64::MAX);
+        Duration::from_nanos(rand::rng().random_range(0..=nanos))
+    }
+
+    /// The longest the client waits by itself for a window to reset.
+    pub(crate) fn longest_wait(&self) -> Duration {
+        self.max_retry_after
+    }
+
+    /// The delay before retry number `retry` when the service asked for at least
+    /// `retry_after`; `None` when that is longer than this policy waits out.
+    pub(crate) fn delay_after(
+        &self,
+        retry: u32,
+        retry_after: Option<Duration>,
+    ) -> Option<Duration> {
+        match retry_after {
+            Some(floor) if floor > self.max_retry_after => None,
+            Some(floor) => Some(self.delay(retry).max(floor)),
+            None => Some(self.delay(retry)),
+        }
+    }
+}
+
+/// Whether a failed attempt is worth another one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Try again after the back-off, and at least `retry_after`.
+    Retry { retry_after: Option<Duration> },
+    /// The answer is final.
+    Stop,
+}
+
+/// The one rule for retrying an error answer, for every operation.
+///
+/// `keyed_create` says the request is a create carrying an `Idempotency-Key`.
+pub(crate) fn decide(error: &ApiError, keyed_create: bool) -> Decision {
+    // Rule 8 of POST /v1/generations: the first request with this key is still
+    // being executed. Asking again with the same key returns its generation.
+    if keyed_create && error.kind == ErrorKind::Conflict && error.status == 409 {
+        return Decision::Retry { retry_after: None };
+    }
+    if error.is_retryable() {
+        Decision::Retry {
+            retry_after: error.retry_after(),
+        }
+    } else {
+        Decision::Stop
+    }
+}
+
+/// Whether a transport failure is worth another attempt: a connection that was
+/// never made always is; one that broke after the request went out only when
+/// the request may be sent twice.
+pub(crate) fn decide_transport(error: &reqwest::Error, replay_safe: bool) -> Decision {
+    if error.is_connect()
+        || replay_safe && (error.is_timeout() || error.is_request() || error.is_body())
+    {
+        Decision::Retry { retry_after: None }
+    } else {
+        Decision::Stop
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_caps_are_the_documents_one_two_four_eight_seconds() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.attempts(), 5);
+        let caps: Vec<u64> = (1..=4).map(|n| policy.delay_cap(n).as_secs()).collect();
+        assert_eq!(caps, [1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn jittered_delays_stay_within_zero_and_the_cap_and_spread_out() {
+        let policy = RetryPolicy::default();
+        for retry in 1..=4 {
+            let cap = policy.delay_cap(retry);
+            let delays: Vec<Duration> = (0..500).map(|_| policy.delay(retry)).collect();
+            assert!(delays.iter().all(|d| *d <= cap), "retry {retry}");
+            // Full jitter uses the whole range, not just the top of it.
+            assert!(delays.iter().any(|d| *d < cap / 4), "retry {retry}");
+            assert!(delays.iter().any(|d| *d > cap * 3 / 4), "retry {retry}");
+        }
+    }
+
+    #[test]
+    fn retry_after_is_a_floor_under_the_back_off() {
+        let policy = RetryPolicy::default();
+        let delay = policy
+            .delay_after(1, Some(Duration::from_secs(17)))
+            .unwrap();
+        assert!(delay >= Duration::from_secs(17));
+    }
+
+    #[test]
+    fn a_retry_after_beyond_the_limit_is_left_to_the_caller() {
+        let policy = RetryPolicy::default().max_retry_after(Duration::from_secs(10));
+        assert_eq!(policy.delay_after(1, Some(Duration::from_secs(600))), None);
+    }
+
+    #[test]
+    fn huge_retry_counts_do_not_overflow() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.delay_cap(u32::MAX), Duration::from_secs(30));
+    }
+}

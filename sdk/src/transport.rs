@@ -1,0 +1,446 @@
+//! The machinery every request passes through: authentication, the user agent,
+//! the `Idempotency-Key` of a create, rate-limit pacing and retries.
+//!
+//! The generated client carries a [`Transport`] as its inner value and calls
+//! the `ClientHooks` implemented here around each operation: `pre` completes
+//! the request, `exec` sends it, as many times as the [`RetryPolicy`] allows.
+//! Because a retry re-sends a copy of the request `pre` completed, every retry
+//! of a create carries the same `Idempotency-Key` (rule 7 of
+//! `POST /v1/generations`), so a retried create is never charged twice.
+//!
+//! The hand-written layer runs each call inside [`call`], which reads back what
+//! `exec` saw: the status and body of an error answer (the generated code
+//! cannot parse error codes it does not know) and the number of attempts.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, HeaderValue, USER_AGENT};
+use progenitor_client::{ClientHooks, OperationInfo, ResponseValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::clock::Clock;
+use crate::error::{ApiError, Error, Result};
+use crate::generated;
+use crate::rate_limit::{Pacer, Scopes};
+use crate::retry::{self, Decision, RetryPolicy};
+
+type RawError = progenitor_client::Error<generated::types::Error>;
+
+/// The hand-written transport inside the generated client ([`raw::Client`]):
+/// authentication, the user agent, idempotency keys, pacing and retries.
+///
+/// It has no public methods; it exists so that the generated client, used
+/// directly, gets the same behaviour as [`Client`](crate::Client).
+///
+/// [`raw::Client`]: crate::raw::Client
+///
+/// ```
+/// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+/// let raw: &mediagen::raw::Client = client.raw();
+/// let transport: &mediagen::raw::Transport = progenitor_client::ClientInfo::inner(raw);
+/// assert!(!format!("{transport:?}").contains("secret"));
+/// # Ok::<(), mediagen::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Transport {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.shared.fmt(f)
+    }
+}
+
+/// What every clone of a client shares.
+pub(crate) struct Shared {
+    /// `Bearer <key>`, marked sensitive so that `http` never prints it.
+    pub(crate) authorization: Option<HeaderValue>,
+    pub(crate) user_agent: HeaderValue,
+    pub(crate) timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) pacer: Arc<Pacer>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) http: reqwest::Client,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field(
+                "api_key",
+                &self.authorization.as_ref().map(|_| "<redacted>"),
+            )
+            .field("user_agent", &self.user_agent)
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Operations the service answers without a key (Authentication, rule 2).
+const PUBLIC_OPERATIONS: &[&str] = &[
+    "get_health",
+    "list_catalog",
+    "get_openapi_document",
+    "request_magic_link",
+];
+
+/// How one operation is sent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Operation {
+    pub(crate) id: &'static str,
+    /// Whether sending the request twice has the effect of sending it once.
+    replay_safe: bool,
+    /// Whether it counts against the service's limits (not for storage URLs).
+    paced: bool,
+    scopes: Scopes,
+}
+
+impl Operation {
+    fn of(id: &'static str, method: &reqwest::Method) -> Self {
+        use reqwest::Method;
+        let replay_safe = match *method {
+            Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::PATCH => true,
+            // A create always carries an Idempotency-Key (see `prepare`), and an
+            // estimate changes nothing.
+            _ => matches!(id, "create_generation" | "estimate_generation"),
+        };
+        Self {
+            id,
+            replay_safe,
+            paced: true,
+            scopes: Scopes::of_operation(id),
+        }
+    }
+
+    /// A request to a storage URL (a presigned upload, a result file): outside the
+    /// service's limits, and sent without the API key.
+    pub(crate) fn storage(id: &'static str) -> Self {
+        Self {
+            id,
+            replay_safe: true,
+            paced: false,
+            scopes: Scopes::of_operation(id),
+        }
+    }
+}
+
+/// What `exec` saw of the call in progress, read back by [`call`].
+#[derive(Debug, Default)]
+struct CallRecord {
+    operation: &'static str,
+    attempts: u32,
+    /// The final error answer, read from its raw body.
+    error: Option<ApiError>,
+}
+
+tokio::task_local! {
+    static CALL: Arc<Mutex<CallRecord>>;
+}
+
+fn record(update: impl FnOnce(&mut CallRecord)) {
+    // Outside `call` (the generated client used directly) there is nothing to fill.
+    let _ = CALL.try_with(|call| update(&mut call.lock().unwrap_or_else(|p| p.into_inner())));
+}
+
+impl ClientHooks<Transport> for generated::Client {
+    async fn pre<E>(
+        &self,
+        request: &mut reqwest::Request,
+        info: &OperationInfo,
+    ) -> std::result::Result<(), progenitor_client::Error<E>> {
+        self.inner.shared.prepare(request, info.operation_id);
+        Ok(())
+    }
+
+    async fn exec(
+        &self,
+        request: reqwest::Request,
+        info: &OperationInfo,
+    ) -> reqwest::Result<reqwest::Response> {
+        self.inner.shared.execute(request, info.operation_id).await
+    }
+}
+
+/// One attempt's result.
+enum Attempt {
+    /// An answer below 400.
+    Answer(reqwest::Response),
+    /// An error answer, read; the response is rebuilt from the bytes read.
+    Failed(reqwest::Response, Box<ApiError>),
+    /// No answer.
+    Transport(reqwest::Error),
+}
+
+impl Shared {
+    /// Completes a request of the contract before it is sent.
+    fn prepare(&self, request: &mut reqwest::Request, operation_id: &'static str) {
+        let headers = request.headers_mut();
+        if let Some(authorization) = &self.authorization
+            && !PUBLIC_OPERATIONS.contains(&operation_id)
+        {
+            headers.insert(AUTHORIZATION, authorization.clone());
+        }
+        headers.insert(USER_AGENT, self.user_agent.clone());
+        // Never create without a key: a retry of any kind then finds the first
+        // attempt's generation instead of making a second one.
+        if operation_id == "create_generation" && !headers.contains_key("idempotency-key") {
+            headers.insert("idempotency-key", new_idempotency_key());
+        }
+        if request.timeout().is_none() {
+            *request.timeout_mut() = Some(self.timeout);
+        }
+    }
+
+    /// Sends a request of the contract with pacing and retries.
+    async fn execute(
+        &self,
+        request: reqwest::Request,
+        operation_id: &'static str,
+    ) -> reqwest::Result<reqwest::Response> {
+        let operation = Operation::of(operation_id, request.method());
+        let (result, _attempts) = match request.try_clone() {
+            Some(first) => {
+                self.run(operation, first, move || request.try_clone())
+                    .await
+            }
+            // A streamed body can be sent only once.
+            None => self.run(operation, request, || None).await,
+        };
+        result
+    }
+
+    /// The retry loop: sends `first`, and after a transient failure waits and
+    /// sends the next copy from `again`, up to the policy's attempts. Returns the
+    /// last outcome and the number of attempts made.
+    pub(crate) async fn run(
+        &self,
+        operation: Operation,
+        first: reqwest::Request,
+        mut again: impl FnMut() -> Option<reqwest::Request>,
+    ) -> (reqwest::Result<reqwest::Response>, u32) {
+        let mut request = first;
+        let mut attempt = 1;
+        loop {
+            let outcome = self.attempt(operation, request).await;
+            let decision = match &outcome {
+                Attempt::Answer(_) => Decision::Stop,
+                Attempt::Failed(_, error) => {
+                    retry::decide(error, operation.id == "create_generation")
+                }
+                Attempt::Transport(error) => retry::decide_transport(error, operation.replay_safe),
+            };
+            let delay = match decision {
+                Decision::Retry { retry_after } if attempt < self.retry.attempts() => {
+                    self.retry.delay_after(attempt, retry_after)
+                }
+                _ => None,
+            };
+            if let Some(delay) = delay
+                && let Some(next) = again()
+            {
+                match &outcome {
+                    Attempt::Failed(_, error) => tracing::warn!(
+                        operation = operation.id,
+                        attempt,
+                        delay_ms = delay.as_millis() as u64,
+                        code = %error.code,
+                        status = error.status.as_u16(),
+                        request_id = error.request_id.as_deref().unwrap_or(""),
+                        "transient error; retrying"
+                    ),
+                    Attempt::Transport(error) => tracing::warn!(
+                        operation = operation.id,
+                        attempt,
+                        delay_ms = delay.as_millis() as u64,
+                        error = %error,
+                        "no answer; retrying"
+                    ),
+                    Attempt::Answer(_) => {}
+                }
+                self.clock.sleep(delay).await;
+                request = next;
+                attempt += 1;
+                continue;
+            }
+            return (self.finish(operation, attempt, outcome), attempt);
+        }
+    }
+
+    fn finish(
+        &self,
+        operation: Operation,
+        attempts: u32,
+        outcome: Attempt,
+    ) -> reqwest::Result<reqwest::Response> {
+        match outcome {
+            Attempt::Answer(response) => {
+                record(|call| {
+                    call.operation = operation.id;
+                    call.attempts = attempts;
+                    call.error = None;
+                });
+                Ok(response)
+            }
+            Attempt::Failed(response, mut error) => {
+                error.attempts = attempts;
+                tracing::debug!(
+                    operation = operation.id,
+                    attempts,
+                    code = %error.code,
+                    status = error.status.as_u16(),
+                    request_id = error.request_id.as_deref().unwrap_or(""),
+                    "error answer"
+                );
+                record(|call| {
+                    call.operation = operation.id;
+                    call.attempts = attempts;
+                    call.error = Some(*error);
+                });
+                Ok(response)
+            }
+            Attempt::Transport(error) => {
+                record(|call| {
+                    call.operation = operation.id;
+                    call.attempts = attempts;
+                    call.error = None;
+                });
+                Err(error)
+            }
+        }
+    }
+
+    /// One attempt: waits for room in the rate-limit window, sends, and reads an
+    /// error answer whole so that its code can be judged.
+    async fn attempt(&self, operation: Operation, request: reqwest::Request) -> Attempt {
+        let permit = if operation.paced {
+            Some(
+                self.pacer
+                    .acquire(
+                        operation.scopes,
+                        self.clock.as_ref(),
+                        self.retry.longest_wait(),
+                    )
+                    .await,
+            )
+        } else {
+            None
+        };
+        let result = self.http.execute(request).await;
+        let now = self.clock.now();
+        let response = match result {
+            Ok(response) => response,
+            Err(error) => {
+                drop(permit);
+                return Attempt::Transport(error);
+            }
+        };
+        if let Some(permit) = permit {
+            self.pacer.answered(permit, now, Some(response.headers()));
+        }
+        let status = response.status();
+        if status.as_u16() < 400 {
+            return Attempt::Answer(response);
+        }
+        let version = response.version();
+        let headers = response.headers().clone();
+        let body = match response.bytes().await {
+            Ok(body) => body,
+            Err(error) => return Attempt::Transport(error),
+        };
+        let error = ApiError::from_response(status, &headers, &body);
+        let mut rebuilt = http::Response::new(body);
+        *rebuilt.status_mut() = status;
+        *rebuilt.version_mut() = version;
+        *rebuilt.headers_mut() = headers;
+        Attempt::Failed(reqwest::Response::from(rebuilt), Box::new(error))
+    }
+}
+
+/// A fresh `Idempotency-Key`: a UUID v4.
+pub(crate) fn new_idempotency_key() -> HeaderValue {
+    HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+        .unwrap_or_else(|_| HeaderValue::from_static("mediagen-fallback-key"))
+}
+
+/// Runs one generated operation and reads its outcome into this crate's types.
+pub(crate) async fn call<T>(
+    operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
+) -> Result<T> {
+    let (result, record) = scoped(operation).await;
+    result
+        .map(ResponseValue::into_inner)
+        .map_err(|err| convert(err, record))
+}
+
+/// Like [`call`], for operations whose answer this crate reads into a type of its
+/// own (`G` is the generated type, `T` ours): `T` accepts what `G` refuses, such
+/// as a status value the contract does not list yet.
+pub(crate) async fn call_as<G: Serialize, T: DeserializeOwned>(
+    operation: impl Future<Output = std::result::Result<ResponseValue<G>, RawError>>,
+) -> Result<T> {
+    let (result, record) = scoped(operation).await;
+    let name = record.operation;
+    match result {
+        Ok(value) => serde_json::to_value(value.into_inner())
+            .and_then(serde_json::from_value)
+            .map_err(|source| Error::Decode {
+                operation: name,
+                body: Bytes::new(),
+                source,
+            }),
+        Err(progenitor_client::Error::InvalidResponsePayload(body, _))
+            if record.error.is_none() =>
+        {
+            serde_json::from_slice(&body).map_err(|source| Error::Decode {
+                operation: name,
+                body,
+                source,
+            })
+        }
+        Err(err) => Err(convert(err, record)),
+    }
+}
+
+async fn scoped<T>(operation: impl Future<Output = T>) -> (T, CallRecord) {
+    let slot = Arc::new(Mutex::new(CallRecord::default()));
+    let result = CALL.scope(Arc::clone(&slot), operation).await;
+    let record = std::mem::take(&mut *slot.lock().unwrap_or_else(|p| p.into_inner()));
+    (result, record)
+}
+
+fn convert(err: RawError, record: CallRecord) -> Error {
+    use progenitor_client::Error as Raw;
+    if let Some(error) = record.error {
+        return error.into();
+    }
+    let operation = record.operation;
+    match err {
+        Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidRequest(message),
+        Raw::CommunicationError(source) => Error::Connection {
+            attempts: record.attempts.max(1),
+            source,
+        },
+        Raw::ResponseBodyError(source) | Raw::InvalidUpgrade(source) => Error::Body(source),
+        Raw::InvalidResponsePayload(body, source) => Error::Decode {
+            operation,
+            body,
+            source,
+        },
+        Raw::ErrorResponse(value) => {
+            let body = serde_json::to_vec(value.as_ref()).unwrap_or_default();
+            ApiError::from_response(value.status(), value.headers(), &body).into()
+        }
+        Raw::UnexpectedResponse(response) => Error::UnexpectedStatus {
+            operation,
+            status: response.status(),
+        },
+    }
+}
