@@ -46,10 +46,7 @@ impl Default for Deliverer {
 impl Deliverer {
     pub fn new() -> Self {
         Self {
-            // No redirects: following one would reach an address that was never checked.
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .no_proxy()
+            client: client_builder()
                 .user_agent(concat!(
                     "mediagen-mock-webhooks/",
                     env!("CARGO_PKG_VERSION")
@@ -83,6 +80,14 @@ impl Deliverer {
             idle.await;
         }
     }
+}
+
+/// Every delivery client: no redirects, since following one would reach an
+/// address that was never checked, and no proxy.
+fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
 }
 
 /// Starts one attempt of `message_id` in its own task.
@@ -198,12 +203,7 @@ async fn send(
     };
     let client = match pinned {
         // Connect to the address that was checked, not to a fresh lookup.
-        Some((host, addr)) => match reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .resolve(&host, addr)
-            .build()
-        {
+        Some((host, addr)) => match client_builder().resolve(&host, addr).build() {
             Ok(client) => client,
             Err(err) => return failed(format!("client: {err}")),
         },

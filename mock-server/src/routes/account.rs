@@ -8,10 +8,10 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use serde_json::{Map, Value, json};
 
-use super::{AuthUser, json_body, query_error, timestamp};
+use super::{AuthUser, json_body, query_error, time_param, timestamp};
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::Status;
 use crate::domain::ledger::Charge;
@@ -49,24 +49,6 @@ async fn get_account(State(state): State<AppState>, user: AuthUser) -> Result<Js
         },
         "createdAt": timestamp(owner.created_at),
     })))
-}
-
-fn time_param(query: &HashMap<String, String>, name: &str) -> Result<Option<DateTime<Utc>>> {
-    query
-        .get(name)
-        .map(|raw| {
-            DateTime::parse_from_rfc3339(raw)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| {
-                    query_error(
-                        name,
-                        "format",
-                        "must match format \"date-time\"".into(),
-                        json!({"format": "date-time"}),
-                    )
-                })
-        })
-        .transpose()
 }
 
 fn counts(statuses: impl Iterator<Item = Status>) -> Value {

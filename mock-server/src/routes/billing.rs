@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{AuthUser, json_body, page_limit, query_error, timestamp, uuid_param};
+use super::{AuthUser, json_body, page, query_error, time_param, timestamp, uuid_param};
 use crate::domain::UserId;
 use crate::domain::billing::{self, Invoice, InvoiceStatus, Topup};
 use crate::domain::documents::{self, InvoiceDoc, Line};
@@ -56,27 +56,6 @@ async fn get_balance(State(state): State<AppState>, user: AuthUser) -> Json<Valu
     }))
 }
 
-const DEFAULT_PAGE: usize = 20;
-const MAX_PAGE: usize = 100;
-
-fn time_param(query: &HashMap<String, String>, name: &str) -> Result<Option<DateTime<Utc>>> {
-    query
-        .get(name)
-        .map(|raw| {
-            DateTime::parse_from_rfc3339(raw)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| {
-                    query_error(
-                        name,
-                        "format",
-                        "must match format \"date-time\"".into(),
-                        json!({"format": "date-time"}),
-                    )
-                })
-        })
-        .transpose()
-}
-
 /// Top-ups, adjustments and generation charges, newest first. A refund is never
 /// an entry of its own (GENERATION_REFUND is internal): the charge it returned
 /// shows as REFUNDED with `refundedAt`, and its net amount is 0.
@@ -100,7 +79,6 @@ async fn list_billing_history(
         }
     };
     let (from, to) = (time_param(&query, "from")?, time_param(&query, "to")?);
-    let limit = page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
     let store = state.store();
     let entries: Vec<_> = store.ledger.entries(user.user_id).collect();
     let refunded_at: HashMap<uuid::Uuid, DateTime<Utc>> = entries
@@ -108,7 +86,7 @@ async fn list_billing_history(
         .filter(|e| e.kind == EntryKind::GenerationRefund)
         .filter_map(|e| e.generation_id.map(|g| (g, e.at)))
         .collect();
-    let mut rows: Vec<Value> = entries
+    let rows: Vec<Value> = entries
         .iter()
         .rev()
         .filter(|e| e.kind != EntryKind::GenerationRefund)
@@ -143,33 +121,13 @@ async fn list_billing_history(
             })
         })
         .collect();
-    let start = match query.get("cursor") {
-        Some(cursor) => {
-            rows.iter()
-                .position(|r| r["id"] == cursor.as_str())
-                .ok_or_else(|| {
-                    query_error(
-                        "cursor",
-                        "format",
-                        "must be a cursor from a previous page".into(),
-                        json!({}),
-                    )
-                })?
-                + 1
-        }
-        None => 0,
-    };
-    let total = rows.len();
-    let page: Vec<Value> = rows.drain(start.min(total)..).take(limit).collect();
-    let has_more = total > start + page.len();
-    let next_cursor = if has_more {
-        page.last().map(|r| r["id"].clone())
-    } else {
-        None
-    };
-    Ok(Json(
-        json!({"data": page, "nextCursor": next_cursor, "hasMore": has_more}),
-    ))
+    page(
+        &query,
+        &rows,
+        |r| r["id"].as_str().unwrap_or_default().to_owned(),
+        Clone::clone,
+    )
+    .map(Json)
 }
 
 fn requisites_view(r: &Requisites, updated_at: DateTime<Utc>) -> Value {
@@ -241,7 +199,6 @@ async fn list_invoices(
     user: AuthUser,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    let limit = page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
     let store = state.store();
     let own: Vec<&Invoice> = store
         .invoices
@@ -249,33 +206,13 @@ async fn list_invoices(
         .rev()
         .filter(|i| i.user_id == user.user_id)
         .collect();
-    let start = match query.get("cursor") {
-        Some(cursor) => {
-            own.iter()
-                .position(|i| i.id.to_string() == *cursor)
-                .ok_or_else(|| {
-                    query_error(
-                        "cursor",
-                        "format",
-                        "must be a cursor from a previous page".into(),
-                        json!({}),
-                    )
-                })?
-                + 1
-        }
-        None => 0,
-    };
-    let page: Vec<&Invoice> = own.iter().skip(start).take(limit).copied().collect();
-    let has_more = own.len() > start + page.len();
-    let next_cursor = if has_more {
-        page.last().map(|i| i.id.to_string())
-    } else {
-        None
-    };
-    let data: Vec<Value> = page.iter().map(|i| invoice_view(&state, i)).collect();
-    Ok(Json(
-        json!({"data": data, "nextCursor": next_cursor, "hasMore": has_more}),
-    ))
+    page(
+        &query,
+        &own,
+        |i| i.id.to_string(),
+        |i| invoice_view(&state, i),
+    )
+    .map(Json)
 }
 
 async fn create_invoice(

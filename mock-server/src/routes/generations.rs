@@ -290,9 +290,6 @@ async fn cancel_generation(
     Ok(Json(GenerationView::new(&cancelled, state.base_url())))
 }
 
-const DEFAULT_PAGE: usize = 20;
-const MAX_PAGE: usize = 100;
-
 /// Newest first; `cursor` is the id of the last item of the previous page.
 async fn list_generations(
     State(state): State<AppState>,
@@ -313,7 +310,7 @@ async fn list_generations(
         ),
         None => None,
     };
-    let limit = super::page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
+    let limit = super::page_limit(&query)?;
     let model_slug = query.get("modelSlug");
     let store = state.store();
     let ids = store
@@ -326,14 +323,7 @@ async fn list_generations(
         let after = uuid::Uuid::parse_str(cursor)
             .ok()
             .filter(|c| ids.contains(c))
-            .ok_or_else(|| {
-                query_error(
-                    "cursor",
-                    "format",
-                    "must be a cursor from a previous page".into(),
-                    json!({}),
-                )
-            })?;
+            .ok_or_else(super::bad_cursor)?;
         newest_first.by_ref().find(|id| **id == after);
     }
     let mut matching = newest_first

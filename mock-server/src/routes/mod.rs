@@ -289,27 +289,89 @@ pub fn query_error(name: &str, keyword: &str, message: String, params: Value) ->
     )
 }
 
-/// The `limit` query parameter of a list: `default` when absent, 1 to `max`.
-pub fn page_limit(
-    query: &std::collections::HashMap<String, String>,
-    default: usize,
-    max: usize,
-) -> Result<usize> {
+/// Items per page of a list when `limit` is not given, and the most allowed.
+const DEFAULT_PAGE: usize = 20;
+const MAX_PAGE: usize = 100;
+
+/// The `limit` query parameter of a list: 20 when absent, 1 to 100.
+pub fn page_limit(query: &std::collections::HashMap<String, String>) -> Result<usize> {
     match query.get("limit") {
         Some(raw) => raw
             .parse::<usize>()
             .ok()
-            .filter(|n| (1..=max).contains(n))
+            .filter(|n| (1..=MAX_PAGE).contains(n))
             .ok_or_else(|| {
                 query_error(
                     "limit",
                     "maximum",
-                    format!("must be an integer from 1 to {max}"),
-                    serde_json::json!({"minimum": 1, "maximum": max}),
+                    format!("must be an integer from 1 to {MAX_PAGE}"),
+                    serde_json::json!({"minimum": 1, "maximum": MAX_PAGE}),
                 )
             }),
-        None => Ok(default),
+        None => Ok(DEFAULT_PAGE),
     }
+}
+
+/// The 400 for a `cursor` that no previous page gave.
+pub fn bad_cursor() -> ApiError {
+    query_error(
+        "cursor",
+        "format",
+        "must be a cursor from a previous page".into(),
+        serde_json::json!({}),
+    )
+}
+
+/// One page of a list, `{data, nextCursor, hasMore}`: the items after the one
+/// whose id is the `cursor` query parameter, `limit` of them. `items` are in
+/// list order; `id` gives an item's cursor and `view` its JSON.
+pub fn page<T>(
+    query: &std::collections::HashMap<String, String>,
+    items: &[T],
+    id: impl Fn(&T) -> String,
+    view: impl Fn(&T) -> Value,
+) -> Result<Value> {
+    let limit = page_limit(query)?;
+    let start = match query.get("cursor") {
+        Some(cursor) => {
+            items
+                .iter()
+                .position(|i| id(i) == *cursor)
+                .ok_or_else(bad_cursor)?
+                + 1
+        }
+        None => 0,
+    };
+    let page = &items[start..items.len().min(start + limit)];
+    let has_more = items.len() > start + page.len();
+    let next_cursor = page.last().filter(|_| has_more).map(&id);
+    Ok(serde_json::json!({
+        "data": page.iter().map(view).collect::<Vec<_>>(),
+        "nextCursor": next_cursor,
+        "hasMore": has_more,
+    }))
+}
+
+/// A date-time query parameter (`from`, `to`), if given.
+pub fn time_param(
+    query: &std::collections::HashMap<String, String>,
+    name: &str,
+) -> Result<Option<DateTime<Utc>>> {
+    query
+        .get(name)
+        .map(|raw| {
+            DateTime::parse_from_rfc3339(raw)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| {
+                    query_error(
+                        name,
+                        "format",
+                        "must match format \"date-time\"".into(),
+                        serde_json::json!({"format": "date-time"}),
+                    )
+                })
+        })
+        .transpose()
 }
 
 /// Timestamps as the contract writes them: RFC 3339, milliseconds, UTC.

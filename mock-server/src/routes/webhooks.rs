@@ -343,9 +343,6 @@ async fn send_test(
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("queued message {message_id} vanished")))
 }
 
-const DEFAULT_PAGE: usize = 20;
-const MAX_PAGE: usize = 100;
-
 /// Attempts of the endpoint's messages, newest first; the cursor is the id of
 /// the last attempt of the previous page.
 async fn list_deliveries(
@@ -355,7 +352,6 @@ async fn list_deliveries(
     Query(query): Query<std::collections::HashMap<String, String>>,
 ) -> Result<Json<Value>> {
     own_endpoint(&state, user.user_id, &id)?;
-    let limit = super::page_limit(&query, DEFAULT_PAGE, MAX_PAGE)?;
     let store = state.store();
     let mut rows: Vec<Value> = store
         .message_order
@@ -383,32 +379,13 @@ async fn list_deliveries(
         })
         .collect();
     rows.reverse();
-    let start = match query.get("cursor") {
-        Some(cursor) => {
-            rows.iter()
-                .position(|r| r["id"] == cursor.as_str())
-                .ok_or_else(|| {
-                    super::query_error(
-                        "cursor",
-                        "format",
-                        "must be a cursor from a previous page".into(),
-                        json!({}),
-                    )
-                })?
-                + 1
-        }
-        None => 0,
-    };
-    let page: Vec<Value> = rows.iter().skip(start).take(limit).cloned().collect();
-    let has_more = rows.len() > start + page.len();
-    let next_cursor = if has_more {
-        page.last().map(|r| r["id"].clone())
-    } else {
-        None
-    };
-    Ok(Json(
-        json!({"data": page, "nextCursor": next_cursor, "hasMore": has_more}),
-    ))
+    super::page(
+        &query,
+        &rows,
+        |r| r["id"].as_str().unwrap_or_default().to_owned(),
+        Clone::clone,
+    )
+    .map(Json)
 }
 
 async fn redeliver(
