@@ -1,12 +1,61 @@
 //! The `mediagen` command.
 
+mod cli;
+mod cmd;
+mod config;
+mod error;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
 use clap::Parser;
 
-/// Generate images, video, speech and music with the media generation service.
-#[derive(Debug, Parser)]
-#[command(name = "mediagen", version, about)]
-struct Cli {}
+use crate::error::{Exit, Failure};
 
-fn main() {
-    Cli::parse();
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage(&err),
+    };
+    let out = output::Output::new(&cli.global);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => return code(error::report(&out, &anyhow::Error::new(err))),
+    };
+    match runtime.block_on(cmd::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader has gone (`mediagen list | head`): nothing is wrong, and nobody to tell.
+        Err(err) if error::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => code(error::report(&out, &err)),
+    }
+}
+
+/// `--help` and `--version` print and succeed; a wrong command line exits 2, with
+/// the error envelope on stdout when the output is JSON.
+fn usage(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    // A closed stdout or stderr leaves nothing to do but exit.
+    let _ = err.print();
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        return ExitCode::SUCCESS;
+    }
+    let json = std::env::args().any(|arg| arg == "--json" || arg == "--format=json")
+        || !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if json {
+        let rendered = err.render().to_string();
+        let message = rendered.lines().next().unwrap_or_default();
+        let message = message.strip_prefix("error: ").unwrap_or(message);
+        let failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
+            .hint("`mediagen --help` lists the commands and options");
+        let _ = writeln!(std::io::stdout().lock(), "{}", failure.envelope());
+    }
+    code(Exit::Usage)
+}
+
+fn code(exit: Exit) -> ExitCode {
+    ExitCode::from(exit as u8)
 }

@@ -63,6 +63,50 @@ pub async fn run(
     served
 }
 
+/// Binds `config.listen`, prints the address and the demo API key on stdout, and
+/// serves until Ctrl-C or SIGTERM, then finishes the requests in flight. This is
+/// the `mediagen-mock` binary and `mediagen mock`.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("while binding {}", config.listen))?;
+    let addr = reachable(listener.local_addr()?);
+    let state = AppState::new(config);
+    println!("mediagen-mock listening on http://{addr}");
+    println!("demo API key: {}", state.demo_api_key());
+    println!(
+        "try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/generations",
+        state.demo_api_key()
+    );
+    run(state, listener, shutdown_signal())
+        .await
+        .context("while serving")
+}
+
+/// Resolves at Ctrl-C or SIGTERM, the signals a terminal or a supervisor sends to
+/// ask for a clean stop.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        tokio::signal::ctrl_c().await.ok();
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+
 /// An address clients can connect to: a wildcard bind is reached on loopback.
 fn reachable(addr: SocketAddr) -> SocketAddr {
     if addr.ip().is_unspecified() {

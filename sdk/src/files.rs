@@ -254,20 +254,44 @@ impl<'a> Files<'a> {
         generation: &Generation,
         dir: impl AsRef<Path>,
     ) -> Result<Vec<PathBuf>> {
-        let dir = dir.as_ref();
         let mut paths = Vec::with_capacity(generation.output_urls.len());
-        for (index, url) in generation.output_urls.iter().enumerate() {
+        for (url, path) in output_paths(generation, dir.as_ref()) {
+            self.download(url, path.clone()).await?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+/// Where [`Files::download_outputs`] puts each result of `generation` in `dir`:
+/// `<generation id>-<last segment of the URL>`, so results of several generations
+/// share a folder without clashing. For downloads of your own, with progress.
+///
+/// ```
+/// let generation: mediagen::Generation = serde_json::from_value(serde_json::json!({
+///     "id": "7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47", "status": "SUCCEEDED",
+///     "modelSlug": "flux-schnell", "mediaType": "IMAGE", "costRub": 2.5,
+///     "outputUrls": ["https://cdn.example/outputs/0.png"], "createdAt": "2026-11-22T10:15:30Z"
+/// }))?;
+/// let paths = mediagen::output_paths(&generation, std::path::Path::new("out"));
+/// assert_eq!(paths[0].1, std::path::Path::new("out/7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47-0.png"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn output_paths(generation: &Generation, dir: &Path) -> Vec<(String, PathBuf)> {
+    generation
+        .output_urls
+        .iter()
+        .enumerate()
+        .map(|(index, url)| {
+            // The last segment only: a URL can never lead the file out of `dir`.
             let name = reqwest::Url::parse(url)
                 .ok()
                 .and_then(|u| u.path_segments()?.next_back().map(str::to_owned))
                 .filter(|name| !name.is_empty() && name != "." && name != "..")
                 .unwrap_or_else(|| format!("{index}"));
-            let path = dir.join(format!("{}-{name}", generation.id));
-            self.download(url.clone(), path.clone()).await?;
-            paths.push(path);
-        }
-        Ok(paths)
-    }
+            (url.clone(), dir.join(format!("{}-{name}", generation.id)))
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone)]

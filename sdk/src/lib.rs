@@ -31,7 +31,7 @@ pub use client::{Client, ClientBuilder, DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_
 pub use clock::{Clock, Sleep, TokioClock};
 pub use error::{ApiError, Error, ErrorKind, FieldError, Result};
 pub use events::{CompletedGeneration, Delivery, FailedGeneration, WebhookEvent, WebhookVerifier};
-pub use files::{Download, Files, Progress, Upload, UploadedFile};
+pub use files::{Download, Files, Progress, Upload, UploadedFile, output_paths};
 pub use generated::types;
 pub use generations::{
     CreatedGeneration, FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationFilter,

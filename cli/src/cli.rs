@@ -1,0 +1,482 @@
+//! The command line: every flag and subcommand. The doc comments are the help text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Generate images, video, speech and music with the media generation service.
+///
+/// Set MEDIAGEN_API_KEY (or --api-key, or a profile in the config file), then
+/// `mediagen generate --wait -m flux-schnell "a lighthouse at dusk"`. With --mock
+/// every command runs against an embedded mock of the service with a demo account.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mediagen",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_long_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The exit codes, shown at the end of `mediagen --help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    success
+  1    any other error (the service failed, the network, a local file)
+  2    usage: a wrong command line, or a request the service refused as invalid
+  3    authentication: no API key, or the key is invalid, revoked or not allowed
+  4    insufficient balance, or the cost is above --max-cost
+  5    rate limited: too many requests or active generations, or the daily top-up cap
+  6    the generation failed or was cancelled
+  7    timeout: the generation was still running at the --timeout deadline
+  130  interrupted (Ctrl-C); the generation goes on, and the message says how to resume";
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// API key [default: the profile's api_key]
+    #[arg(long, global = true, env = "MEDIAGEN_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
+    /// Base URL of the service [default: the profile's base_url, else https://api.mediagen.ru]
+    #[arg(long, global = true, env = "MEDIAGEN_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Profile of the config file to use [default: the file's default_profile, else "default"]
+    #[arg(long, global = true, env = "MEDIAGEN_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Config file [default: $XDG_CONFIG_HOME/mediagen/config.toml or ~/.config/mediagen/config.toml]
+    #[arg(long, global = true, env = "MEDIAGEN_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Run against an embedded mock of the service with a demo account (no key needed)
+    #[arg(long, global = true)]
+    pub mock: bool,
+
+    /// Print JSON on stdout, errors included (the default when stdout is not a terminal)
+    #[arg(long, global = true, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Output for people (tables) or for scripts (JSON)
+    #[arg(long, global = true, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
+    /// When to use colour; NO_COLOR in the environment means never
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a generation; with --wait, follow it to the end and print its results
+    #[command(visible_alias = "gen")]
+    Generate(GenerateArgs),
+    /// Show a generation; with --wait, follow it to the end
+    Get(GetArgs),
+    /// List generations, newest first
+    #[command(visible_alias = "ls")]
+    List(ListArgs),
+    /// Cancel a generation that is still PENDING; the reserved cost returns
+    Cancel {
+        /// Generation id
+        id: uuid::Uuid,
+    },
+    /// The catalog as a table, or one model's parameters and prices
+    Models {
+        /// A model's slug, such as flux-schnell
+        slug: Option<String>,
+    },
+    /// The balance: available and reserved
+    Balance,
+    /// Billing history: top-ups, generation charges and refunds, adjustments
+    History(HistoryArgs),
+    /// The account that owns the API key
+    Account,
+    /// Spending and generations, for a period
+    Summary(SummaryArgs),
+    /// Start a card top-up and print the payment link
+    Topup {
+        /// Amount in roubles
+        amount: f64,
+        /// Where the payment page sends the user back to
+        #[arg(long, value_name = "URL")]
+        return_url: Option<String>,
+    },
+    /// Invoices for bank transfer: list, create, and their PDF documents
+    #[command(subcommand)]
+    Invoices(InvoicesCommand),
+    /// Input files for generations: upload, show, delete
+    #[command(subcommand)]
+    Files(FilesCommand),
+    /// Webhook endpoints, their deliveries, and tools to verify and receive webhooks
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
+    /// Run the mock server of the service (the same as the mediagen-mock binary)
+    Mock(MockArgs),
+    /// Show the configuration in effect: profile, base URL, where the key comes from
+    Config,
+    /// Print a shell completion script
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Model slug (see `mediagen models`)
+    #[arg(short, long, value_name = "SLUG")]
+    pub model: String,
+    /// A model parameter; VALUE is read as JSON when it parses (numbers, true), else as text
+    #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, serde_json::Value)>,
+    /// Upload a file and pass it as the model's file parameter (image_file_id by default)
+    #[arg(short, long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// The prompt; `-` reads it from stdin
+    pub prompt: String,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Key that makes re-running the command safe: the same key never starts or charges twice
+    /// [default: a new random key]
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+    /// Show the estimated cost and the balance, and start nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Refuse to start when the estimated cost is above this many roubles
+    #[arg(long, value_name = "RUB")]
+    pub max_cost: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Wait until the generation ends, showing its status, time and cost
+    #[arg(short, long)]
+    pub wait: bool,
+    /// Download the results into DIR (implies --wait)
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Stop waiting after this long, such as 90s or 10m (the generation goes on)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+impl WaitArgs {
+    pub fn waits(&self) -> bool {
+        self.wait || self.output.is_some()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Generation id
+    pub id: uuid::Uuid,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only generations in this status (PENDING, PROCESSING, SUCCEEDED, FAILED, CANCELLED)
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only generations of this model
+    #[arg(short, long, value_name = "SLUG")]
+    pub model: Option<String>,
+    /// At most this many
+    #[arg(short = 'n', long, default_value_t = 20, conflicts_with = "all")]
+    pub limit: usize,
+    /// Every generation, page after page
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only operations of this type (TOPUP, GENERATION_CHARGE, ADJUSTMENT)
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+    /// From this time (RFC 3339, such as 2026-11-01T00:00:00Z)
+    #[arg(long)]
+    pub from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Up to this time (RFC 3339)
+    #[arg(long)]
+    pub to: Option<chrono::DateTime<chrono::Utc>>,
+    /// At most this many
+    #[arg(short = 'n', long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// From this time (RFC 3339)
+    #[arg(long)]
+    pub from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Up to this time (RFC 3339)
+    #[arg(long)]
+    pub to: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InvoicesCommand {
+    /// List invoices, newest first
+    List,
+    /// Issue an invoice for a bank transfer (needs requisites on the account)
+    Create {
+        /// Amount in roubles
+        amount: f64,
+    },
+    /// Save the invoice as PDF
+    Pdf(DocumentArgs),
+    /// Save the closing act of a paid invoice as PDF
+    Act(DocumentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DocumentArgs {
+    /// Invoice id
+    pub id: uuid::Uuid,
+    /// The file to write [default: invoice-<ID>.pdf or act-<ID>.pdf]; `-` writes to stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FilesCommand {
+    /// Upload a file to use as a generation input
+    Upload {
+        /// The file
+        path: PathBuf,
+        /// Its type, such as image/png [default: from the extension]
+        #[arg(long, value_name = "MIME")]
+        content_type: Option<String>,
+    },
+    /// Show a file
+    Get {
+        /// File id
+        id: uuid::Uuid,
+    },
+    /// Delete a file
+    Delete {
+        /// File id
+        id: uuid::Uuid,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// Register an endpoint; its signing secret is shown once
+    Create {
+        /// The URL deliveries are POSTed to
+        url: String,
+        /// An event to subscribe to (generation.completed, generation.failed, generation.*, *)
+        /// [default: all]
+        #[arg(short, long = "event", value_name = "EVENT")]
+        events: Vec<String>,
+        /// A note for yourself
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// List the endpoints
+    List,
+    /// Show an endpoint
+    Get {
+        /// Endpoint id
+        id: String,
+    },
+    /// Change an endpoint
+    Update {
+        /// Endpoint id
+        id: String,
+        /// A new URL
+        #[arg(long)]
+        url: Option<String>,
+        /// Replace the subscribed events
+        #[arg(short, long = "event", value_name = "EVENT")]
+        events: Vec<String>,
+        /// A new description
+        #[arg(long)]
+        description: Option<String>,
+        /// Resume deliveries
+        #[arg(long, conflicts_with = "disable")]
+        enable: bool,
+        /// Pause deliveries
+        #[arg(long)]
+        disable: bool,
+    },
+    /// Replace the signing secret; the old one stops working at once
+    Rotate {
+        /// Endpoint id
+        id: String,
+    },
+    /// Delete an endpoint
+    Delete {
+        /// Endpoint id
+        id: String,
+    },
+    /// Send a signed test event to an endpoint
+    Test {
+        /// Endpoint id
+        id: String,
+        /// The event [default: generation.completed]
+        #[arg(long, value_name = "EVENT")]
+        event: Option<String>,
+    },
+    /// The delivery attempts to an endpoint, newest first
+    Deliveries {
+        /// Endpoint id
+        id: String,
+        /// At most this many
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Send an earlier message again, with the same body and webhook-id
+    Redeliver {
+        /// Endpoint id
+        id: String,
+        /// The message's webhook-id
+        message_id: uuid::Uuid,
+    },
+    /// Check a delivery's signature: prints `valid`, or why not
+    Verify(VerifyArgs),
+    /// Receive webhooks on this machine: verify, skip duplicates, print each event
+    Listen(ListenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The endpoint's signing secret (whsec_…)
+    #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
+    pub secret: String,
+    /// The webhook-id header
+    #[arg(long, value_name = "WEBHOOK_ID")]
+    pub id: String,
+    /// The webhook-timestamp header (Unix seconds)
+    #[arg(long, value_name = "UNIX")]
+    pub timestamp: String,
+    /// The webhook-signature header, such as "v1,K5oZ…="
+    #[arg(long, value_name = "HEADER")]
+    pub signature: String,
+    /// Accept timestamps this far from now
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub tolerance: u64,
+    /// Check as if the time were this (Unix seconds) [default: now]
+    #[arg(long, value_name = "UNIX", allow_hyphen_values = true)]
+    pub now: Option<i64>,
+    /// Read the raw body from this file [default: stdin]
+    #[arg(long, value_name = "PATH")]
+    pub payload_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("trust").required(true).args(["secret", "register"]))]
+pub struct ListenArgs {
+    /// Port to listen on, on 127.0.0.1 (0 picks a free one)
+    #[arg(short, long, default_value_t = 8787)]
+    pub port: u16,
+    /// Verify deliveries with this secret
+    #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+    /// Create an endpoint that points here, and delete it on exit
+    #[arg(long)]
+    pub register: bool,
+    /// With --register: the public URL that reaches this port (a tunnel) [default: http://127.0.0.1:PORT/]
+    #[arg(long, value_name = "URL", requires = "register")]
+    pub public_url: Option<String>,
+    /// With --register: subscribe to these events [default: all]
+    #[arg(short, long = "event", value_name = "EVENT", requires = "register")]
+    pub events: Vec<String>,
+    /// Stop after this many events
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct MockArgs {
+    /// Port on 127.0.0.1 (0 picks a free one); --listen chooses the address too
+    #[arg(short, long, conflicts_with = "listen")]
+    pub port: Option<u16>,
+    /// A TOML file of options (see the mock server's config.default.toml)
+    #[arg(
+        long = "mock-config",
+        env = "MEDIAGEN_MOCK_CONFIG",
+        value_name = "FILE"
+    )]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub options: mediagen_mock_server::config::Options,
+}
+
+fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {
+    let (key, value) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("`{raw}` is not KEY=VALUE"))?;
+    if key.is_empty() {
+        return Err(format!("`{raw}` has no KEY before ="));
+    }
+    // `16:9` and `1024x1024` stay text; `4`, `true` and `[1,2]` become JSON.
+    let value =
+        serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+    Ok((key.to_owned(), value))
+}
+
+fn parse_duration(raw: &str) -> Result<Duration, String> {
+    humantime::parse_duration(raw)
+        .ok()
+        .or_else(|| Duration::try_from_secs_f64(raw.parse().ok()?).ok())
+        .ok_or_else(|| format!("`{raw}` is not a duration such as 90s, 10m or 1h30m"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn params_are_json_when_they_parse_and_text_otherwise() {
+        assert_eq!(parse_param("steps=4").unwrap().1, serde_json::json!(4));
+        assert_eq!(
+            parse_param("aspect_ratio=16:9").unwrap().1,
+            serde_json::json!("16:9")
+        );
+        assert_eq!(parse_param("seed=").unwrap().1, serde_json::json!(""));
+        assert!(parse_param("=4").is_err());
+        assert!(parse_param("steps").is_err());
+    }
+
+    #[test]
+    fn durations_take_units_or_plain_seconds() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("inf").is_err());
+    }
+}

@@ -1,0 +1,374 @@
+//! `generate`, `get`, `list` and `cancel`: the generations area, and following a
+//! generation to its end.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use futures::{StreamExt, TryStreamExt};
+use mediagen::types::ModelParameterType;
+use mediagen::{Generation, GenerationFilter, GenerationRequest, GenerationStatus};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::Context;
+use crate::cli::{GenerateArgs, GetArgs, ListArgs, WaitArgs};
+use crate::error::{Exit, Failure};
+use crate::output::{self, BOLD, DIM, GREEN, Output, Table};
+
+/// The parameter a file goes to when the catalog does not name one.
+const DEFAULT_FILE_PARAMETER: &str = "image_file_id";
+
+pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
+    let client = ctx.client().await?;
+    let prompt = if args.prompt == "-" {
+        let mut prompt = String::new();
+        std::io::stdin()
+            .read_to_string(&mut prompt)
+            .context("while reading the prompt from stdin")?;
+        prompt.trim_end().to_owned()
+    } else {
+        args.prompt.clone()
+    };
+    let mut request = GenerationRequest::new(&args.model, prompt);
+    for (key, value) in &args.params {
+        request = request.param(key, value.clone());
+    }
+
+    if args.dry_run || args.max_cost.is_some() {
+        let estimate = client
+            .generations()
+            .estimate(&request)
+            .await
+            .context("while estimating the cost")?;
+        if args.dry_run {
+            return ctx.out.emit(&estimate, |out, w| {
+                output::fields(
+                    out,
+                    w,
+                    &[
+                        ("model", estimate.model_slug.clone()),
+                        ("cost", output::rub(estimate.cost_rub)),
+                        ("available", output::rub(estimate.available_rub)),
+                        (
+                            "enough",
+                            if estimate.sufficient {
+                                "yes"
+                            } else {
+                                "no: top up first"
+                            }
+                            .to_owned(),
+                        ),
+                    ],
+                )
+            });
+        }
+        if let Some(max) = args.max_cost.filter(|max| estimate.cost_rub > *max) {
+            return Err(Failure::new(
+                Exit::InsufficientBalance,
+                "COST_ABOVE_MAXIMUM",
+                format!(
+                    "the generation would cost {}, above --max-cost {}; nothing was started",
+                    output::rub(estimate.cost_rub),
+                    output::rub(max)
+                ),
+            )
+            .hint("raise --max-cost, or lower the parameters that raise the price (`mediagen models SLUG`)")
+            .detail("costRub", estimate.cost_rub)
+            .detail("maxCostRub", max)
+            .into());
+        }
+    }
+
+    if let Some(path) = &args.file {
+        let parameter = file_parameter(ctx, &args.model).await?;
+        let uploaded = upload(ctx, path).await?;
+        request = request.param(parameter, uploaded.to_string());
+    }
+    if let Some(key) = &args.idempotency_key {
+        request = request.idempotency_key(key);
+    }
+
+    let created = client
+        .generations()
+        .create(request)
+        .await
+        .context("while starting the generation")?;
+    if !args.wait.waits() {
+        let value = json!({
+            "id": created.id,
+            "status": created.status,
+            "costRub": created.cost_rub,
+            "idempotencyKey": created.idempotency_key,
+        });
+        return ctx.out.emit(&value, |out, w| {
+            output::fields(
+                out,
+                w,
+                &[
+                    ("id", created.id.to_string()),
+                    ("status", out.status(created.status.as_str())),
+                    ("cost", output::rub(created.cost_rub)),
+                    ("idempotency key", created.idempotency_key.clone()),
+                ],
+            )?;
+            writeln!(
+                w,
+                "\n{}",
+                out.paint(
+                    DIM,
+                    format!(
+                        "follow it: {}",
+                        ctx.command(&format!("get {} --wait", created.id))
+                    )
+                )
+            )
+        });
+    }
+    if !ctx.out.is_json() {
+        ctx.out.note(format!(
+            "started {} · {} reserved · idempotency key {}",
+            created.id,
+            output::rub(created.cost_rub),
+            created.idempotency_key
+        ));
+    }
+    follow(ctx, created.id, &args.wait).await
+}
+
+/// The model's file parameter, from the catalog.
+async fn file_parameter(ctx: &Context, slug: &str) -> anyhow::Result<String> {
+    let model = ctx.client().await?.catalog().model(slug).await?;
+    let Some(model) = model else {
+        return Ok(DEFAULT_FILE_PARAMETER.to_owned());
+    };
+    model
+        .parameters
+        .iter()
+        .find(|p| p.type_ == ModelParameterType::File)
+        .map(|p| p.name.clone())
+        .ok_or_else(|| {
+            Failure::new(
+                Exit::Usage,
+                "INVALID_REQUEST",
+                format!("the model {slug} takes no input file"),
+            )
+            .hint("drop --file, or choose a model with a file parameter (`mediagen models`)")
+            .into()
+        })
+}
+
+/// Uploads `path` with a progress bar; the file's id.
+async fn upload(ctx: &Context, path: &Path) -> anyhow::Result<Uuid> {
+    let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
+    let uploaded = ctx
+        .client()
+        .await?
+        .files()
+        .upload(path)
+        .on_progress(|progress| {
+            if let Some(total) = progress.total {
+                bar.set_length(total);
+            }
+            bar.set_position(progress.bytes);
+        })
+        .await
+        .with_context(|| format!("while uploading {}", path.display()))?;
+    bar.finish_and_clear();
+    Ok(uploaded.file_id)
+}
+
+pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
+    if args.wait.waits() {
+        return follow(ctx, args.id, &args.wait).await;
+    }
+    let generation = ctx.client().await?.generations().get(args.id).await?;
+    ctx.out
+        .emit(&generation, |out, w| describe(out, w, &generation, &[]))
+}
+
+/// Waits for the end of a generation with a spinner, downloads its results when
+/// asked, and prints it. Ctrl-C stops the wait, not the generation.
+async fn follow(ctx: &Context, id: Uuid, args: &WaitArgs) -> anyhow::Result<()> {
+    let client = ctx.client().await?;
+    let spinner = ctx.out.spinner();
+    let plain_progress = !ctx.out.interactive() && !ctx.out.is_json();
+    let mut wait = client.generations().wait(id).on_status(|g| {
+        let message = format!(
+            "{} · {} · {}",
+            ctx.out.paint_err(BOLD, g.status.as_str()),
+            output::rub(g.cost_rub),
+            g.id
+        );
+        if plain_progress {
+            // No terminal to draw on: one line per change, for logs.
+            ctx.out.note(format!("{}: {}", g.id, g.status));
+        }
+        spinner.set_message(message);
+    });
+    if let Some(timeout) = args.timeout {
+        wait = wait.timeout(timeout);
+    }
+    let ended = tokio::select! {
+        ended = wait => ended,
+        _ = tokio::signal::ctrl_c() => {
+            spinner.finish_and_clear();
+            let mut resume = format!("get {id} --wait");
+            if let Some(dir) = &args.output {
+                resume.push_str(&format!(" --output {}", dir.display()));
+            }
+            let resume = ctx.command(&resume);
+            return Err(Failure::new(
+                Exit::Interrupted,
+                "INTERRUPTED",
+                format!("stopped waiting; generation {id} goes on on the service"),
+            )
+            .hint(format!("resume with `{resume}`"))
+            .detail("id", id.to_string())
+            .detail("resume", resume)
+            .into());
+        }
+    };
+    spinner.finish_and_clear();
+    let generation = ended?;
+    let files = match &args.output {
+        Some(dir) if generation.status == GenerationStatus::Succeeded => {
+            download(ctx, &generation, dir).await?
+        }
+        _ => Vec::new(),
+    };
+    let mut value = serde_json::to_value(&generation)?;
+    if args.output.is_some() {
+        value["files"] = json!(files);
+    }
+    ctx.out
+        .emit(&value, |out, w| describe(out, w, &generation, &files))
+}
+
+/// Downloads each result into `dir` with a progress bar; the paths written.
+async fn download(
+    ctx: &Context,
+    generation: &Generation,
+    dir: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("while creating {}", dir.display()))?;
+    let files = ctx.client().await?.files();
+    let mut paths = Vec::new();
+    for (url, path) in mediagen::output_paths(generation, dir) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let bar = ctx.out.bytes_bar(&name);
+        files
+            .download(url, path.clone())
+            .on_progress(|progress| {
+                if let Some(total) = progress.total {
+                    bar.set_length(total);
+                }
+                bar.set_position(progress.bytes);
+            })
+            .await
+            .with_context(|| format!("while downloading into {}", path.display()))?;
+        bar.finish_and_clear();
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// A generation for people: its fields, its results and the files written.
+fn describe(
+    out: &Output,
+    w: &mut dyn Write,
+    generation: &Generation,
+    files: &[PathBuf],
+) -> std::io::Result<()> {
+    let mut pairs = vec![
+        ("id", generation.id.to_string()),
+        ("status", out.status(generation.status.as_str())),
+        ("model", generation.model_slug.clone()),
+        ("cost", output::rub(generation.cost_rub)),
+        ("created", output::time(&generation.created_at)),
+    ];
+    if let (Some(started), Some(finished)) = (generation.started_at, generation.finished_at) {
+        let took = (finished - started).to_std().unwrap_or_default();
+        pairs.push(("took", format!("{:.1} s", took.as_secs_f64())));
+    }
+    if let Some(prompt) = &generation.prompt {
+        pairs.push(("prompt", prompt.clone()));
+    }
+    if let Some(code) = &generation.error_code {
+        let message = generation.error_message.clone().unwrap_or_default();
+        pairs.push(("error", format!("{code}: {message}")));
+    }
+    output::fields(out, w, &pairs)?;
+    for url in &generation.output_urls {
+        writeln!(w, "{}", out.paint(GREEN, url))?;
+    }
+    for file in files {
+        writeln!(w, "saved {}", file.display())?;
+    }
+    Ok(())
+}
+
+pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
+    let mut filter = GenerationFilter::new();
+    if let Some(status) = &args.status {
+        filter = filter.status(GenerationStatus::from(status.to_uppercase().as_str()));
+    }
+    if let Some(model) = &args.model {
+        filter = filter.model_slug(model);
+    }
+    let stream = ctx.client().await?.generations().list(filter);
+    let generations: Vec<Generation> = if args.all {
+        stream.try_collect().await?
+    } else {
+        stream.take(args.limit).try_collect().await?
+    };
+    ctx.out.emit(&generations, |out, w| {
+        let mut table = Table::new(["ID", "STATUS", "MODEL", "COST", "CREATED", "PROMPT"]);
+        for g in &generations {
+            table.styled_row([
+                (g.id.to_string(), Default::default()),
+                (
+                    g.status.as_str().to_owned(),
+                    output::status_style(g.status.as_str()),
+                ),
+                (g.model_slug.clone(), Default::default()),
+                (output::rub(g.cost_rub), Default::default()),
+                (output::time(&g.created_at), Default::default()),
+                (
+                    shorten(g.prompt.as_deref().unwrap_or(""), 40),
+                    Default::default(),
+                ),
+            ]);
+        }
+        if table.is_empty() {
+            return writeln!(w, "no generations");
+        }
+        table.write(out, w)
+    })
+}
+
+pub async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
+    let generation = ctx
+        .client()
+        .await?
+        .generations()
+        .cancel(id)
+        .await
+        .with_context(|| format!("while cancelling {id}"))?;
+    ctx.out
+        .emit(&generation, |out, w| describe(out, w, &generation, &[]))
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+pub fn shorten(text: &str, max: usize) -> String {
+    let text = text.replace(['\n', '\r', '\t'], " ");
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}

@@ -1,0 +1,139 @@
+//! One module per noun; each `run` takes its parsed arguments and the context.
+
+mod account;
+mod billing;
+mod files;
+mod generations;
+mod listen;
+mod models;
+mod webhooks;
+
+use clap::CommandFactory;
+use mediagen::Client;
+use mediagen_mock_server::MockServer;
+use tokio::sync::OnceCell;
+
+use crate::cli::{Cli, Command, Global, MockArgs};
+use crate::config::{self, Settings};
+use crate::error::{Exit, Failure};
+use crate::output::Output;
+
+/// The clock of the mock behind `--mock`: twenty times faster than real time, so a
+/// video that takes two minutes on the service takes six seconds here.
+const EMBEDDED_MOCK_TIME_SCALE: f64 = 20.0;
+
+/// What every command gets: the output, and on first use the settings, the client
+/// and (with `--mock`) the embedded mock.
+#[derive(Debug)]
+pub struct Context {
+    pub out: Output,
+    global: Global,
+    client: OnceCell<Client>,
+    // Kept alive for the whole command; its server stops when the context drops.
+    mock: OnceCell<MockServer>,
+}
+
+impl Context {
+    pub fn new(global: Global, out: Output) -> Self {
+        Self {
+            out,
+            global,
+            client: OnceCell::new(),
+            mock: OnceCell::new(),
+        }
+    }
+
+    /// The settings in effect: flags, environment, profile.
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        config::resolve(&self.global)
+    }
+
+    /// The client of the service, or of the embedded mock.
+    pub async fn client(&self) -> anyhow::Result<&Client> {
+        self.client.get_or_try_init(|| self.connect()).await
+    }
+
+    async fn connect(&self) -> anyhow::Result<Client> {
+        let (base_url, api_key) = if self.global.mock {
+            let mock = self.mock.get_or_init(start_embedded_mock).await;
+            (mock.uri(), mock.demo_api_key().to_owned())
+        } else {
+            let settings = self.settings()?;
+            let key = settings.api_key.ok_or_else(|| {
+                Failure::new(
+                    Exit::Authentication,
+                    "AUTHENTICATION_ERROR",
+                    "no API key is set",
+                )
+                .hint(
+                    "set MEDIAGEN_API_KEY, pass --api-key, or add api_key to a profile of the \
+                     config file (`mediagen config` shows where it is); add --mock to try the \
+                     command against a local mock",
+                )
+            })?;
+            (settings.base_url, key)
+        };
+        Ok(Client::builder()
+            .base_url(base_url)
+            .api_key(api_key)
+            .user_agent(concat!("mediagen-cli/", env!("CARGO_PKG_VERSION")))
+            .build()?)
+    }
+
+    /// `mediagen <args>` with the same connection options, for hints.
+    pub fn command(&self, args: &str) -> String {
+        if self.global.mock {
+            format!("mediagen --mock {args}")
+        } else {
+            format!("mediagen {args}")
+        }
+    }
+}
+
+async fn start_embedded_mock() -> MockServer {
+    MockServer::builder()
+        .real_clock(EMBEDDED_MOCK_TIME_SCALE)
+        // `webhooks listen --register` points an endpoint at 127.0.0.1.
+        .config(|config| config.allow_private_webhooks = true)
+        .start()
+        .await
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let out = Output::new(&cli.global);
+    let ctx = Context::new(cli.global, out);
+    match cli.command {
+        Command::Generate(args) => generations::generate(&ctx, args).await,
+        Command::Get(args) => generations::get(&ctx, args).await,
+        Command::List(args) => generations::list(&ctx, args).await,
+        Command::Cancel { id } => generations::cancel(&ctx, id).await,
+        Command::Models { slug } => models::run(&ctx, slug).await,
+        Command::Balance => billing::balance(&ctx).await,
+        Command::History(args) => billing::history(&ctx, args).await,
+        Command::Topup { amount, return_url } => billing::topup(&ctx, amount, return_url).await,
+        Command::Invoices(command) => billing::invoices(&ctx, command).await,
+        Command::Account => account::account(&ctx).await,
+        Command::Summary(args) => account::summary(&ctx, args).await,
+        Command::Config => account::config(&ctx),
+        Command::Files(command) => files::run(&ctx, command).await,
+        Command::Webhooks(command) => webhooks::run(&ctx, command).await,
+        Command::Mock(args) => mock(args).await,
+        Command::Completions { shell } => {
+            // Written whole and then printed, so a closed pipe is an error and not a panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mediagen", &mut script);
+            ctx.out.bytes(&script)
+        }
+    }
+}
+
+/// `mediagen mock`: the mock server in the foreground, as `mediagen-mock` runs it.
+async fn mock(args: MockArgs) -> anyhow::Result<()> {
+    let mut options = args.options;
+    if let Some(port) = args.port {
+        options.listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let config = mediagen_mock_server::Config::load(args.config.as_deref(), options)
+        .map_err(|err| Failure::new(Exit::Usage, "CONFIG_ERROR", format!("{err:#}")))?;
+    mediagen_mock_server::serve(config).await
+}

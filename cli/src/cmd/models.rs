@@ -1,0 +1,139 @@
+//! `models`: the catalog, and one model's parameters and prices.
+
+use serde_json::Value;
+
+use super::Context;
+use crate::error::{Exit, Failure};
+use crate::output::{self, BOLD, Table};
+
+pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
+    let catalog = ctx.client().await?.catalog();
+    let Some(slug) = slug else {
+        let models = catalog.models().await?;
+        return ctx.out.emit(&models, |out, w| {
+            let mut table =
+                Table::new(["MODEL", "NAME", "MEDIA", "PRICE", "TYPICAL TIME", "STATUS"]);
+            for model in &models {
+                table.styled_row([
+                    (model.slug.clone(), Default::default()),
+                    (model.name.clone(), Default::default()),
+                    (model.media_type.to_string(), Default::default()),
+                    (price(&model.pricing), Default::default()),
+                    (
+                        format!("{:.0} s", model.average_duration_seconds),
+                        Default::default(),
+                    ),
+                    (
+                        model.status.to_string(),
+                        output::status_style(&model.status.to_string()),
+                    ),
+                ]);
+            }
+            table.write(out, w)
+        });
+    };
+    let Some(model) = catalog.model(&slug).await? else {
+        return Err(Failure::new(
+            Exit::Other,
+            "NOT_FOUND",
+            format!("no model `{slug}` in the catalog"),
+        )
+        .hint(format!("`{}` lists the models", ctx.command("models")))
+        .into());
+    };
+    ctx.out.emit(&model, |out, w| {
+        writeln!(w, "{} ({})", out.paint(BOLD, &model.name), model.slug)?;
+        writeln!(w, "{}\n", model.description)?;
+        output::fields(
+            out,
+            w,
+            &[
+                ("media", model.media_type.to_string()),
+                ("status", out.status(&model.status.to_string())),
+                ("price", price(&model.pricing)),
+                (
+                    "typical time",
+                    format!("{:.0} s", model.average_duration_seconds),
+                ),
+                (
+                    "max prompt",
+                    format!("{} characters", model.max_prompt_length),
+                ),
+            ],
+        )?;
+        if !model.pricing.factors.is_empty() {
+            writeln!(w, "\n{}", out.paint(BOLD, "Price factors"))?;
+            let mut table = Table::new(["PARAMETER", "VALUE", "MULTIPLIER"]);
+            for factor in &model.pricing.factors {
+                table.row([
+                    factor.parameter.clone(),
+                    factor.value.clone(),
+                    format!("×{}", factor.multiplier),
+                ]);
+            }
+            table.write(out, w)?;
+        }
+        writeln!(w, "\n{}", out.paint(BOLD, "Parameters"))?;
+        let mut table = Table::new([
+            "NAME",
+            "TYPE",
+            "REQUIRED",
+            "DEFAULT",
+            "ALLOWED",
+            "DESCRIPTION",
+        ]);
+        for p in &model.parameters {
+            let range = match (p.minimum, p.maximum) {
+                (Some(min), Some(max)) => format!("{min} to {max}"),
+                (Some(min), None) => format!("from {min}"),
+                (None, Some(max)) => format!("up to {max}"),
+                (None, None) => p
+                    .allowed_values
+                    .iter()
+                    .map(text)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            table.row([
+                p.name.clone(),
+                p.type_.to_string(),
+                if p.required { "yes" } else { "no" }.to_owned(),
+                p.default
+                    .as_ref()
+                    .map(text)
+                    .unwrap_or_else(|| "-".to_owned()),
+                if range.is_empty() {
+                    "-".to_owned()
+                } else {
+                    range
+                },
+                p.description.clone(),
+            ]);
+        }
+        table.write(out, w)?;
+        writeln!(
+            w,
+            "\nuse: mediagen generate -m {} --param NAME=VALUE \"PROMPT\"",
+            model.slug
+        )
+    })
+}
+
+/// `2.50 RUB per generation`, `12.00 RUB per second`.
+fn price(pricing: &mediagen::types::ModelPricing) -> String {
+    let unit = match pricing.unit.to_string().as_str() {
+        "generation" => "generation".to_owned(),
+        "second" => "second".to_owned(),
+        "thousand_characters" => "1000 characters".to_owned(),
+        other => other.to_owned(),
+    };
+    format!("{} per {unit}", output::rub(pricing.base_rub))
+}
+
+/// A JSON value as text: strings without quotes.
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,373 @@
+//! Exit codes, and errors told as the service's error envelope with what to do next.
+
+use std::fmt;
+
+use mediagen::{Error, ErrorKind, FailureAdvice};
+use serde_json::{Map, Value, json};
+
+use crate::output::{Output, RED, YELLOW};
+
+/// One code per kind of outcome; the list is in `mediagen --help` (cli::EXIT_CODES).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Other = 1,
+    Usage = 2,
+    Authentication = 3,
+    InsufficientBalance = 4,
+    RateLimited = 5,
+    GenerationFailed = 6,
+    Timeout = 7,
+    Interrupted = 130,
+}
+
+/// An error of the command itself, or a service error made ready to tell: the code
+/// and message of the envelope, the exit code, and a hint of what to do next.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub exit: Exit,
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+    pub request_id: Option<String>,
+    pub timestamp: Option<String>,
+    pub details: Map<String, Value>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl Failure {
+    pub fn new(exit: Exit, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            exit,
+            code: code.to_owned(),
+            message: message.into(),
+            hint: None,
+            request_id: None,
+            timestamp: None,
+            details: Map::new(),
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The service's envelope: `{"error": {code, message, requestId, timestamp,
+    /// details}}`, with `hint` added for the reader.
+    pub fn envelope(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".into(), json!(self.code));
+        error.insert("message".into(), json!(self.message));
+        if let Some(id) = &self.request_id {
+            error.insert("requestId".into(), json!(id));
+        }
+        if let Some(at) = &self.timestamp {
+            error.insert("timestamp".into(), json!(at));
+        }
+        if !self.details.is_empty() {
+            error.insert("details".into(), Value::Object(self.details.clone()));
+        }
+        if let Some(hint) = &self.hint {
+            error.insert("hint".into(), json!(hint));
+        }
+        json!({ "error": error })
+    }
+
+    fn from_sdk(err: &Error) -> Self {
+        match err {
+            Error::Api(api) => {
+                let (exit, hint) = advice(&api.kind, api.attempts);
+                let mut failure = Self::new(exit, &api.code, api.message.clone());
+                failure.hint = hint;
+                failure.request_id = api.request_id.clone();
+                failure.timestamp = api.timestamp.map(|t| t.to_rfc3339());
+                failure.details = api.details.clone();
+                failure
+            }
+            Error::GenerationFailed(failed) => {
+                let hint = match failed.advice() {
+                    FailureAdvice::Retry => {
+                        "a temporary provider failure, and the funds were returned: run the same \
+                         command again without --idempotency-key to start a new generation"
+                    }
+                    FailureAdvice::RetryLaterOrOtherModel => {
+                        "intake on this model is stopped for now, and the funds were returned: try \
+                         later, or choose another model (`mediagen models`)"
+                    }
+                    FailureAdvice::CheckInputs => {
+                        "an input could not be fetched, and the funds were returned: check the file \
+                         or link, then try again"
+                    }
+                    FailureAdvice::ChangeRequest => {
+                        "the same request fails the same way: change the prompt, the material or \
+                         the parameters; the funds were returned"
+                    }
+                    _ => "the funds were returned; the message tells the cause",
+                };
+                Self::new(
+                    Exit::GenerationFailed,
+                    "GENERATION_FAILED",
+                    format!(
+                        "generation {} failed: {} ({})",
+                        failed.id, failed.message, failed.code
+                    ),
+                )
+                .hint(hint)
+                .detail("id", failed.id.to_string())
+                .detail("errorCode", failed.code.to_string())
+                .detail("retryable", failed.retryable())
+            }
+            Error::GenerationCancelled { id } => Self::new(
+                Exit::GenerationFailed,
+                "GENERATION_CANCELLED",
+                format!("generation {id} was cancelled"),
+            )
+            .detail("id", id.to_string()),
+            Error::WaitTimeout { id, status } => Self::new(
+                Exit::Timeout,
+                "WAIT_TIMEOUT",
+                format!("generation {id} was still {status} at the deadline"),
+            )
+            .hint(format!(
+                "it goes on on the service; resume with `mediagen get {id} --wait`"
+            ))
+            .detail("id", id.to_string())
+            .detail("status", status.to_string()),
+            Error::Connection { attempts, .. } => Self::new(
+                Exit::Other,
+                "CONNECTION_ERROR",
+                format!("could not reach the service ({attempts} attempt(s))"),
+            )
+            .hint(
+                "check the network and --base-url (MEDIAGEN_BASE_URL); `mediagen config` shows it",
+            ),
+            Error::Config(message) => {
+                Self::new(Exit::Authentication, "CONFIGURATION_ERROR", message.clone()).hint(
+                    "set MEDIAGEN_API_KEY, pass --api-key, or add a profile to the config file \
+                     (`mediagen config` shows where); --mock runs against a local mock instead",
+                )
+            }
+            Error::InvalidRequest(message) => {
+                Self::new(Exit::Usage, "INVALID_REQUEST", message.clone())
+            }
+            Error::Io { path, source } => Self::new(
+                Exit::Other,
+                "IO_ERROR",
+                format!("{}: {source}", path.display()),
+            ),
+            other => Self::new(Exit::Other, "CLIENT_ERROR", other.to_string()),
+        }
+    }
+}
+
+/// The exit code and the hint for a service error, after the document's client
+/// handling: retry the temporary ones, fix by fields, choose another model, top up.
+fn advice(kind: &ErrorKind, attempts: u32) -> (Exit, Option<String>) {
+    let retried = if attempts > 1 {
+        format!(" ({attempts} attempts were made)")
+    } else {
+        String::new()
+    };
+    let (exit, hint) = match kind {
+        ErrorKind::Authentication => (
+            Exit::Authentication,
+            "check the API key (MEDIAGEN_API_KEY, --api-key or the profile); keys are issued in \
+             the account dashboard"
+                .to_owned(),
+        ),
+        ErrorKind::Authorization => (
+            Exit::Authentication,
+            "the key has no right to this; use a key with more rights".to_owned(),
+        ),
+        ErrorKind::Validation {
+            fields,
+            allowed_values,
+            max_size_bytes,
+        } => {
+            let mut hint = String::from("fix the request");
+            for field in fields {
+                hint.push_str(&format!("; {}: {}", field.path, field.message));
+            }
+            if !allowed_values.is_empty() {
+                hint.push_str(&format!("; allowed values: {}", allowed_values.join(", ")));
+            }
+            if let Some(max) = max_size_bytes {
+                hint.push_str(&format!("; the largest file allowed is {max} bytes"));
+            }
+            hint.push_str(". `mediagen models SLUG` lists a model's parameters");
+            (Exit::Usage, hint)
+        }
+        ErrorKind::NotFound => (
+            Exit::Other,
+            "check the id or the model slug (`mediagen models`); another account's resources \
+             are not found either"
+                .to_owned(),
+        ),
+        ErrorKind::ModelNotAvailable { .. } | ErrorKind::ModelUnavailable { .. } => (
+            Exit::Other,
+            "choose another model: `mediagen models`".to_owned(),
+        ),
+        ErrorKind::InsufficientBalance {
+            required,
+            available,
+        } => {
+            let need = match (required, available) {
+                (Some(required), Some(available)) => {
+                    format!(" ({required:.2} RUB needed, {available:.2} RUB available)")
+                }
+                _ => String::new(),
+            };
+            (
+                Exit::InsufficientBalance,
+                format!(
+                    "top up the balance{need}: `mediagen topup AMOUNT`, or an invoice with \
+                     `mediagen invoices create AMOUNT`"
+                ),
+            )
+        }
+        ErrorKind::RateLimited { retry_after, .. } => (
+            Exit::RateLimited,
+            match retry_after {
+                Some(after) => format!(
+                    "too many requests; try again in {} s{retried}",
+                    after.as_secs()
+                ),
+                None => format!("too many requests; try again shortly{retried}"),
+            },
+        ),
+        ErrorKind::ConcurrencyLimit { .. } => (
+            Exit::RateLimited,
+            "5 generations are already active; wait for one to finish \
+             (`mediagen list --status PROCESSING`) or cancel a pending one"
+                .to_owned(),
+        ),
+        ErrorKind::DailyCapExceeded { .. } => (
+            Exit::RateLimited,
+            "the daily top-up cap is used up; it resets at 00:00 UTC, or pay by invoice".to_owned(),
+        ),
+        ErrorKind::MarginGuard => (
+            Exit::Other,
+            "nothing was charged, and retrying does not help; choose another model or parameters"
+                .to_owned(),
+        ),
+        ErrorKind::ModerationRepeatBlocked { .. } => (
+            Exit::Other,
+            "requests to this model are stopped after repeated safety refusals; change the \
+             material or the model"
+                .to_owned(),
+        ),
+        ErrorKind::UpstreamCircuitOpen => (
+            Exit::Other,
+            "intake on this model is paused and nothing was charged; choose another model or try \
+             later"
+                .to_owned(),
+        ),
+        ErrorKind::Conflict | ErrorKind::ReservationExpired => (
+            Exit::Other,
+            "the resource is not in a state that allows this; `mediagen get ID` shows it"
+                .to_owned(),
+        ),
+        ErrorKind::Internal => (
+            Exit::Other,
+            "an internal error of the service; quote the request id to support".to_owned(),
+        ),
+        _ => (
+            Exit::Other,
+            format!("a temporary failure of the service; try again later{retried}"),
+        ),
+    };
+    (exit, Some(hint))
+}
+
+/// The failure an error tells of: ours, the SDK's, or any other (exit 1).
+pub fn classify(err: &anyhow::Error) -> Failure {
+    for cause in err.chain() {
+        if let Some(failure) = cause.downcast_ref::<Failure>() {
+            return failure.clone();
+        }
+        if let Some(sdk) = cause.downcast_ref::<Error>() {
+            return Failure::from_sdk(sdk);
+        }
+    }
+    Failure::new(Exit::Other, "CLI_ERROR", format!("{err:#}"))
+}
+
+/// Whether the error is stdout closed by its reader (`mediagen list | head`).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(|json| json.io_error_kind())
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Tells the error: the envelope on stdout for scripts, and for people on stderr the
+/// chain of what was being done, the service's code and request id, and the hint.
+pub fn report(out: &Output, err: &anyhow::Error) -> Exit {
+    let failure = classify(err);
+    if out.is_json() {
+        // A reader that has gone cannot be told.
+        let _ = out.json_line(&failure.envelope());
+    }
+    let mut text = format!("{} {err:#}", out.paint_err(RED, "error:"));
+    let mut tags = Vec::new();
+    if !matches!(failure.code.as_str(), "CLI_ERROR" | "CLIENT_ERROR") {
+        tags.push(failure.code.clone());
+    }
+    if let Some(id) = &failure.request_id {
+        tags.push(format!("request {id}"));
+    }
+    if !tags.is_empty() {
+        text.push_str(&format!(" [{}]", tags.join(", ")));
+    }
+    if let Some(hint) = &failure.hint {
+        text.push_str(&format!("\n  {} {hint}", out.paint_err(YELLOW, "hint:")));
+    }
+    out.note(text);
+    failure.exit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_inside_context_keeps_its_exit_code() {
+        let err = anyhow::Error::new(Failure::new(Exit::Timeout, "WAIT_TIMEOUT", "late"))
+            .context("while waiting");
+        assert_eq!(classify(&err).exit, Exit::Timeout);
+    }
+
+    #[test]
+    fn broken_pipe_is_found_through_json_and_context() {
+        let io = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        let err = anyhow::Error::new(serde_json::Error::io(io)).context("while printing");
+        assert!(is_broken_pipe(&err));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
+    }
+
+    #[test]
+    fn the_envelope_has_the_services_shape_and_a_hint() {
+        let failure = Failure::new(Exit::Usage, "INVALID_REQUEST", "empty prompt").hint("add one");
+        assert_eq!(
+            failure.envelope(),
+            json!({"error": {"code": "INVALID_REQUEST", "message": "empty prompt", "hint": "add one"}})
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! All printing: JSON on stdout for scripts; tables, colour and progress on a
+//! terminal for people. Nothing else in the command writes to stdout or stderr.
+
+use std::fmt::Display;
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+use anstyle::{AnsiColor, Style};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::{ColorWhen, Format, Global};
+
+/// How this run prints.
+#[derive(Debug, Clone)]
+pub struct Output {
+    json: bool,
+    color_out: bool,
+    color_err: bool,
+    stderr_tty: bool,
+}
+
+pub const BOLD: Style = Style::new().bold();
+pub const DIM: Style = Style::new().dimmed();
+pub const GREEN: Style = AnsiColor::Green.on_default();
+pub const RED: Style = AnsiColor::Red.on_default().bold();
+pub const YELLOW: Style = AnsiColor::Yellow.on_default();
+
+impl Output {
+    pub fn new(global: &Global) -> Self {
+        let format = match (global.json, global.format) {
+            (true, _) => Format::Json,
+            (false, Some(format)) => format,
+            // Scripts read stdout through a pipe; people read a terminal.
+            (false, None) if io::stdout().is_terminal() => Format::Human,
+            (false, None) => Format::Json,
+        };
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = |tty: bool| match global.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
+        };
+        let stderr_tty = io::stderr().is_terminal();
+        Self {
+            json: format == Format::Json,
+            color_out: color(io::stdout().is_terminal()),
+            color_err: color(stderr_tty),
+            stderr_tty,
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    /// Prints `value` as JSON for scripts, or calls `human` to write it for people.
+    pub fn emit<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        human: impl FnOnce(&Self, &mut dyn Write) -> io::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut stdout = io::stdout().lock();
+        if self.json {
+            serde_json::to_writer_pretty(&mut stdout, value)?;
+            writeln!(stdout)?;
+        } else {
+            human(self, &mut stdout)?;
+        }
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// One JSON line on stdout, for streams of events.
+    pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
+        let mut stdout = io::stdout().lock();
+        serde_json::to_writer(&mut stdout, value)?;
+        writeln!(stdout)?;
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// A line on stdout for people, whatever the format (used where JSON is not the
+    /// answer, such as `valid` of `webhooks verify`).
+    pub fn plain(&self, text: impl Display) -> anyhow::Result<()> {
+        let mut stdout = io::stdout().lock();
+        writeln!(stdout, "{text}")?;
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// Raw bytes on stdout: a document or a script.
+    pub fn bytes(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(bytes)?;
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// A message for people on stderr: progress, notes, hints. Kept out of stdout so
+    /// that stdout stays the answer.
+    pub fn note(&self, text: impl Display) {
+        // A closed stderr has nowhere to report to.
+        let _ = writeln!(io::stderr().lock(), "{text}");
+    }
+
+    /// `text` in `style` when stdout shows colour.
+    pub fn paint(&self, style: Style, text: impl Display) -> String {
+        paint(self.color_out, style, text)
+    }
+
+    /// `text` in `style` when stderr shows colour.
+    pub fn paint_err(&self, style: Style, text: impl Display) -> String {
+        paint(self.color_err, style, text)
+    }
+
+    /// A status word in its colour: green for success, red for failure.
+    pub fn status(&self, status: &str) -> String {
+        self.paint(status_style(status), status)
+    }
+
+    /// Whether stderr is a terminal, where spinners and bars are drawn.
+    pub fn interactive(&self) -> bool {
+        self.stderr_tty
+    }
+
+    /// A spinner on stderr, drawn only on a terminal.
+    pub fn spinner(&self) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(None, self.draw_target());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner:.cyan} {msg} {elapsed:.dim}")
+                .expect("a valid spinner template"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    }
+
+    /// A byte progress bar on stderr, drawn only on a terminal.
+    pub fn bytes_bar(&self, name: &str) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(None, self.draw_target());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:30.cyan/blue}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .expect("a valid bar template")
+            .progress_chars("=> "),
+        );
+        bar.set_message(name.to_owned());
+        bar
+    }
+
+    fn draw_target(&self) -> ProgressDrawTarget {
+        if self.stderr_tty {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        }
+    }
+}
+
+fn paint(on: bool, style: Style, text: impl Display) -> String {
+    if on {
+        format!("{style}{text}{style:#}")
+    } else {
+        text.to_string()
+    }
+}
+
+pub fn status_style(status: &str) -> Style {
+    match status {
+        "SUCCEEDED" | "ACTIVE" | "PAID" | "DELIVERED" | "SUCCESS" => GREEN,
+        "FAILED" | "FAILING" | "DISABLED" | "EXPIRED" => RED,
+        "CANCELLED" | "PAUSED" => DIM,
+        "PENDING" | "PROCESSING" | "ISSUED" => YELLOW,
+        _ => Style::new(),
+    }
+}
+
+/// Roubles as people read them.
+pub fn rub(amount: f64) -> String {
+    format!("{amount:.2} RUB")
+}
+
+/// A time in UTC, to the second.
+pub fn time(at: &chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// A table with a header, columns aligned by their widest cell. Cells may carry a
+/// style, applied after padding so colour never shifts the columns.
+#[derive(Debug)]
+pub struct Table {
+    header: Vec<&'static str>,
+    rows: Vec<Vec<(String, Style)>>,
+}
+
+impl Table {
+    pub fn new(header: impl IntoIterator<Item = &'static str>) -> Self {
+        Self {
+            header: header.into_iter().collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: impl IntoIterator<Item = String>) {
+        self.styled_row(cells.into_iter().map(|text| (text, Style::new())));
+    }
+
+    pub fn styled_row(&mut self, cells: impl IntoIterator<Item = (String, Style)>) {
+        self.rows.push(cells.into_iter().collect());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn write(&self, out: &Output, w: &mut dyn Write) -> io::Result<()> {
+        let columns = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (width, (text, _)) in widths.iter_mut().zip(row) {
+                *width = (*width).max(text.chars().count());
+            }
+        }
+        let header = self.header.iter().map(|h| (h.to_string(), BOLD));
+        for row in std::iter::once(header.collect::<Vec<_>>()).chain(self.rows.iter().cloned()) {
+            let mut line = String::new();
+            for (index, (text, style)) in row.iter().enumerate().take(columns) {
+                let last = index + 1 == columns;
+                let pad = if last {
+                    0
+                } else {
+                    widths[index] - text.chars().count() + 2
+                };
+                line.push_str(&out.paint(*style, text));
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+            writeln!(w, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Label and value pairs, the labels aligned: one resource for people.
+pub fn fields(out: &Output, w: &mut dyn Write, pairs: &[(&str, String)]) -> io::Result<()> {
+    let width = pairs
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0);
+    for (label, value) in pairs {
+        let label = format!("{label:width$}");
+        writeln!(w, "{}  {value}", out.paint(DIM, label))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain() -> Output {
+        Output {
+            json: false,
+            color_out: false,
+            color_err: false,
+            stderr_tty: false,
+        }
+    }
+
+    #[test]
+    fn tables_align_columns_by_characters_not_bytes() {
+        let mut table = Table::new(["NAME", "PRICE"]);
+        table.row(["Озвучка".to_owned(), "1.00 RUB".to_owned()]);
+        table.row(["flux".to_owned(), "2.50 RUB".to_owned()]);
+        let mut buf = Vec::new();
+        table.write(&plain(), &mut buf).unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "NAME     PRICE\nОзвучка  1.00 RUB\nflux     2.50 RUB\n"
+        );
+    }
+
+    #[test]
+    fn colour_is_added_after_padding() {
+        let out = Output {
+            color_out: true,
+            ..plain()
+        };
+        let mut table = Table::new(["A", "B"]);
+        table.styled_row([("x".to_owned(), GREEN), ("y".to_owned(), Style::new())]);
+        let mut buf = Vec::new();
+        table.write(&out, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.contains(&format!("{GREEN}x{GREEN:#}  y")), "{text:?}");
+    }
+}
