@@ -39,22 +39,46 @@ Exit codes:
   130  interrupted (Ctrl-C); the generation goes on, and the message says how to resume";
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// API key [default: the profile's api_key]
     #[arg(long, global = true, env = "MEDIAGEN_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 
     /// Base URL of the service [default: the profile's base_url, else https://api.mediagen.ru]
-    #[arg(long, global = true, env = "MEDIAGEN_BASE_URL", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "MEDIAGEN_BASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub base_url: Option<String>,
 
     /// Profile of the config file to use [default: the file's default_profile, else "default"]
-    #[arg(long, global = true, env = "MEDIAGEN_PROFILE", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        env = "MEDIAGEN_PROFILE",
+        value_name = "NAME",
+        hide_env_values = true
+    )]
     pub profile: Option<String>,
 
     /// Config file [default: $XDG_CONFIG_HOME/mediagen/config.toml or ~/.config/mediagen/config.toml]
-    #[arg(long, global = true, env = "MEDIAGEN_CONFIG", value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        env = "MEDIAGEN_CONFIG",
+        value_name = "FILE",
+        hide_env_values = true
+    )]
     pub config: Option<PathBuf>,
+
+    /// Attempts of a request that fails for a temporary reason, with exponential back-off
+    #[arg(long, global = true, env = "MEDIAGEN_MAX_ATTEMPTS", value_name = "N", default_value_t = 5, hide_env_values = true,
+          value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_attempts: u32,
 
     /// Run against an embedded mock of the service with a demo account (no key needed)
     #[arg(long, global = true)]

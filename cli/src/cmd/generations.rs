@@ -125,15 +125,13 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
             )
         });
     }
-    if !ctx.out.is_json() {
-        ctx.out.note(format!(
-            "started {} · {} reserved · idempotency key {}",
-            created.id,
-            output::rub(created.cost_rub),
-            created.idempotency_key
-        ));
-    }
-    follow(ctx, created.id, &args.wait).await
+    let started = format!(
+        "started {} · {} reserved · idempotency key {}",
+        created.id,
+        output::rub(created.cost_rub),
+        created.idempotency_key
+    );
+    follow(ctx, created.id, &args.wait, Some(started)).await
 }
 
 /// The model's file parameter, from the catalog.
@@ -180,7 +178,7 @@ async fn upload(ctx: &Context, path: &Path) -> anyhow::Result<Uuid> {
 
 pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
     if args.wait.waits() {
-        return follow(ctx, args.id, &args.wait).await;
+        return follow(ctx, args.id, &args.wait, None).await;
     }
     let generation = ctx.client().await?.generations().get(args.id).await?;
     ctx.out
@@ -189,8 +187,19 @@ pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
 
 /// Waits for the end of a generation with a spinner, downloads its results when
 /// asked, and prints it. Ctrl-C stops the wait, not the generation.
-async fn follow(ctx: &Context, id: Uuid, args: &WaitArgs) -> anyhow::Result<()> {
+async fn follow(
+    ctx: &Context,
+    id: Uuid,
+    args: &WaitArgs,
+    started: Option<String>,
+) -> anyhow::Result<()> {
     let client = ctx.client().await?;
+    // Listening before anything is shown, so a Ctrl-C as soon as the id is on screen
+    // is caught.
+    let mut interrupt = Interrupt::listen()?;
+    if let Some(started) = started.filter(|_| !ctx.out.is_json()) {
+        ctx.out.note(started);
+    }
     let spinner = ctx.out.spinner();
     let plain_progress = !ctx.out.interactive() && !ctx.out.is_json();
     let mut wait = client.generations().wait(id).on_status(|g| {
@@ -211,7 +220,7 @@ async fn follow(ctx: &Context, id: Uuid, args: &WaitArgs) -> anyhow::Result<()> 
     }
     let ended = tokio::select! {
         ended = wait => ended,
-        _ = tokio::signal::ctrl_c() => {
+        () = interrupt.recv() => {
             spinner.finish_and_clear();
             let mut resume = format!("get {id} --wait");
             if let Some(dir) = &args.output {
@@ -371,4 +380,28 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
     short.push('…');
     short
+}
+
+/// Ctrl-C, listened for from the moment it is made.
+#[derive(Debug)]
+struct Interrupt {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupt {
+    fn listen() -> anyhow::Result<Self> {
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+                .context("while listening for Ctrl-C")?,
+        })
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        self.signal.recv().await;
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await.ok();
+    }
 }

@@ -77,6 +77,7 @@ impl Context {
             .base_url(base_url)
             .api_key(api_key)
             .user_agent(concat!("mediagen-cli/", env!("CARGO_PKG_VERSION")))
+            .retry_policy(mediagen::RetryPolicy::default().max_attempts(self.global.max_attempts))
             .build()?)
     }
 

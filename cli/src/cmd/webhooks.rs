@@ -167,13 +167,14 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
         WebhooksCommand::Test { id, event } => {
             let event = event
                 .map(|name| {
-                    EventType::try_from(name.as_str()).map_err(|_| {
+                    EventType::try_from(name.as_str()).map_err(|_| -> anyhow::Error {
                         Failure::new(
                             Exit::Usage,
                             "INVALID_REQUEST",
                             format!("unknown event `{name}`"),
                         )
                         .hint("events: generation.completed, generation.failed")
+                        .into()
                     })
                 })
                 .transpose()?;

@@ -1,0 +1,169 @@
+//! The commands of each area of the service, in JSON and for people.
+
+use crate::{Setup, run, scratch, text};
+
+#[tokio::test]
+async fn list_filters_by_status_and_model_and_shows_a_table_for_people() {
+    let setup = Setup::new().await;
+    let fox = setup
+        .json(&["generate", "-m", "flux-schnell", "a fox"])
+        .await;
+    setup.json(&["generate", "-m", "suno-v4", "a song"]).await;
+    setup.json(&["cancel", fox["id"].as_str().unwrap()]).await;
+
+    let cancelled = setup.json(&["list", "--status", "cancelled"]).await;
+    assert_eq!(cancelled.as_array().unwrap().len(), 1);
+    assert_eq!(cancelled[0]["id"], fox["id"]);
+    let songs = setup.json(&["list", "-m", "suno-v4"]).await;
+    assert_eq!(songs[0]["modelSlug"], "suno-v4");
+    assert_eq!(
+        setup
+            .json(&["list", "-n", "1"])
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let output = run(setup.cmd(&["--format", "human", "list"])).await;
+    let table = text(&output.stdout);
+    assert!(table.starts_with("ID"), "{table}");
+    assert!(
+        table.contains(fox["id"].as_str().unwrap()) && table.contains("CANCELLED"),
+        "{table}"
+    );
+}
+
+#[tokio::test]
+async fn balance_history_account_and_summary_tell_the_same_money() {
+    let setup = Setup::new().await;
+    setup
+        .json(&["generate", "-m", "flux-schnell", "a fox"])
+        .await;
+
+    let balance = setup.json(&["balance"]).await;
+    assert_eq!(balance["availableRub"], 997.5);
+    assert_eq!(balance["reservedRub"], 2.5);
+    let account = setup.json(&["account"]).await;
+    assert_eq!(account["balanceRub"], 997.5);
+    let history = setup
+        .json(&["history", "--type", "generation_charge"])
+        .await;
+    assert_eq!(history[0]["amountRub"], -2.5, "{history}");
+    let summary = setup.json(&["summary"]).await;
+    assert_eq!(summary["generations"], 1);
+
+    for args in [
+        ["--format", "human", "balance"],
+        ["--format", "human", "account"],
+        ["--format", "human", "summary"],
+        ["--format", "human", "history"],
+    ] {
+        let output = run(setup.cmd(&args)).await;
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stdout).contains("RUB"),
+            "{args:?}: {}",
+            text(&output.stdout)
+        );
+    }
+}
+
+#[tokio::test]
+async fn history_refuses_an_unknown_type_before_asking_the_service() {
+    let setup = Setup::new().await;
+    let output = run(setup.cmd(&["history", "--type", "gifts"])).await;
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn topup_adds_to_the_balance() {
+    let setup = Setup::new().await;
+    let topup = setup
+        .json(&["topup", "1500", "--return-url", "https://example.com/done"])
+        .await;
+    assert_eq!(topup["amountRub"], 1500.0);
+    assert_eq!(topup["status"], "SUCCEEDED");
+    assert_eq!(setup.json(&["balance"]).await["availableRub"], 2500.0);
+}
+
+#[tokio::test]
+async fn invoices_are_issued_listed_and_saved_as_pdf_with_their_act_once_paid() {
+    let setup = Setup::new().await;
+    let requisites = mediagen::types::RequisitesInput::builder()
+        .legal_name("OOO Romashka")
+        .inn("7707083893")
+        .kpp(Some("770701001".parse().unwrap()))
+        .ogrn("1027700132195")
+        .legal_address("Moscow, Vavilova 19")
+        .bank_name("Sberbank")
+        .bic("044525225")
+        .settlement_account("40702810938000000001")
+        .correspondent_account("30101810400000000225");
+    setup
+        .client()
+        .billing()
+        .set_requisites(requisites)
+        .await
+        .unwrap();
+
+    let invoice = setup.json(&["invoices", "create", "12000"]).await;
+    let id = invoice["id"].as_str().unwrap();
+    assert_eq!(
+        setup.json(&["invoices", "list"]).await[0]["id"],
+        invoice["id"]
+    );
+
+    let dir = scratch("invoices");
+    let pdf = dir.join("invoice.pdf");
+    let saved = setup
+        .json(&["invoices", "pdf", id, "-o", pdf.to_str().unwrap()])
+        .await;
+    assert_eq!(saved["path"], pdf.to_str().unwrap());
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
+
+    // An act exists once the invoice is paid: the mock's control API pays it.
+    let paid = reqwest::Client::new()
+        .post(format!("{}/_mock/invoices/{id}/pay", setup.mock.uri()))
+        .send()
+        .await
+        .unwrap();
+    assert!(paid.status().is_success());
+    let act = run(setup.cmd(&["invoices", "act", id, "-o", "-"])).await;
+    assert!(act.status.success(), "{}", text(&act.stderr));
+    assert!(
+        act.stdout.starts_with(b"%PDF-"),
+        "the act on stdout with -o -"
+    );
+}
+
+#[tokio::test]
+async fn files_are_uploaded_shown_and_deleted() {
+    let setup = Setup::new().await;
+    let dir = scratch("files");
+    let path = dir.join("voice.wav");
+    std::fs::write(&path, b"RIFF\0\0\0\0WAVEfmt ").unwrap();
+    let uploaded = setup
+        .json(&["files", "upload", path.to_str().unwrap()])
+        .await;
+    assert_eq!(uploaded["contentType"], "audio/wav");
+    let id = uploaded["fileId"].as_str().unwrap();
+    let file = setup.json(&["files", "get", id]).await;
+    assert_eq!(file["sizeBytes"], 16);
+    assert_eq!(setup.json(&["files", "delete", id]).await["deleted"], true);
+    let gone = run(setup.cmd(&["files", "get", id])).await;
+    assert_eq!(gone.status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn files_upload_refuses_an_unknown_type_as_usage() {
+    let setup = Setup::new().await;
+    let output =
+        run(setup.cmd(&["files", "upload", "x.bin", "--content-type", "text/plain"])).await;
+    assert_eq!(output.status.code(), Some(2));
+}

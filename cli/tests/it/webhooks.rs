@@ -1,0 +1,339 @@
+//! `webhooks`: endpoint management against the mock, `verify` on known signatures,
+//! and `listen` receiving real deliveries.
+
+use mediagen_mock_server::MockServer;
+use webhook_verify::Webhook;
+
+use crate::{Background, Setup, bare, envelope, run, text};
+
+// The Standard Webhooks test vector, also computed with Python's hmac module.
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const MSG_ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+const TIMESTAMP: &str = "1614265330";
+const PAYLOAD: &str = r#"{"test": 2432232314}"#;
+const SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+/// `webhooks verify` of the test vector's headers at time `now`, with `payload` on stdin.
+fn verify(payload: &str, now: &str, extra: &[&str]) -> assert_cmd::Command {
+    let mut args = vec![
+        "--format",
+        "human",
+        "webhooks",
+        "verify",
+        "--secret",
+        SECRET,
+        "--id",
+        MSG_ID,
+        "--timestamp",
+        TIMESTAMP,
+        "--signature",
+        SIGNATURE,
+        "--now",
+        now,
+    ];
+    args.extend_from_slice(extra);
+    let mut cmd = bare(&args);
+    cmd.write_stdin(payload.to_owned());
+    cmd
+}
+
+#[tokio::test]
+async fn verify_accepts_the_standard_webhooks_test_vector() {
+    let output = run(verify(PAYLOAD, TIMESTAMP, &[])).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "valid\n");
+}
+
+#[tokio::test]
+async fn verify_reads_the_body_from_a_file_and_answers_json_for_scripts() {
+    let dir = crate::scratch("verify-file");
+    let path = dir.join("body.json");
+    std::fs::write(&path, PAYLOAD).unwrap();
+    let output = run(bare(&[
+        "--json",
+        "webhooks",
+        "verify",
+        "--secret",
+        SECRET,
+        "--id",
+        MSG_ID,
+        "--timestamp",
+        TIMESTAMP,
+        "--signature",
+        SIGNATURE,
+        "--now",
+        TIMESTAMP,
+        "--payload-file",
+        path.to_str().unwrap(),
+    ]))
+    .await;
+    assert!(output.status.success());
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap(),
+        serde_json::json!({"valid": true})
+    );
+}
+
+#[tokio::test]
+async fn verify_says_a_trailing_newline_is_why_a_body_fails() {
+    let output = run(verify(&format!("{PAYLOAD}\n"), TIMESTAMP, &[])).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("invalid: no signature matches"), "{stderr}");
+    assert!(
+        stderr.contains("trailing whitespace or a newline"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn verify_says_when_the_body_or_secret_differs() {
+    let output = run(verify(r#"{"test": 2432232315}"#, TIMESTAMP, &[])).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("another secret or over other bytes"));
+}
+
+#[tokio::test]
+async fn verify_tells_a_right_signature_with_an_old_timestamp_from_a_wrong_one() {
+    let later = (TIMESTAMP.parse::<i64>().unwrap() + 3600).to_string();
+    let output = run(verify(PAYLOAD, &later, &[])).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("older than the tolerance"), "{stderr}");
+    assert!(
+        stderr.contains("the signature itself is right") && stderr.contains("3600 s behind"),
+        "{stderr}"
+    );
+
+    let tolerant = run(verify(PAYLOAD, &later, &["--tolerance", "4000"])).await;
+    assert!(tolerant.status.success());
+}
+
+#[tokio::test]
+async fn verify_refuses_an_unusable_secret_as_usage() {
+    let output = run(bare(&[
+        "webhooks",
+        "verify",
+        "--secret",
+        "whsec_!!!",
+        "--id",
+        MSG_ID,
+        "--timestamp",
+        TIMESTAMP,
+        "--signature",
+        SIGNATURE,
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(envelope(&output)["code"], "INVALID_SECRET");
+}
+
+#[tokio::test]
+async fn endpoints_are_created_listed_updated_rotated_tested_and_deleted() {
+    let setup = Setup::with(
+        MockServer::builder()
+            .config(|c| c.allow_private_webhooks = true)
+            .start()
+            .await,
+        100.0,
+    );
+    let created = setup
+        .json(&[
+            "webhooks",
+            "create",
+            "http://127.0.0.1:9/hook",
+            "-e",
+            "generation.completed",
+            "--description",
+            "ci",
+        ])
+        .await;
+    let id = created["id"].as_str().unwrap();
+    assert!(created["secret"].as_str().unwrap().starts_with("whsec_"));
+    assert_eq!(
+        created["eventTypes"],
+        serde_json::json!(["generation.completed"])
+    );
+
+    let listed = setup.json(&["webhooks", "list"]).await;
+    assert_eq!(listed[0]["id"], id);
+    assert!(
+        listed[0].get("secret").is_none(),
+        "a list never shows secrets"
+    );
+
+    let updated = setup
+        .json(&[
+            "webhooks",
+            "update",
+            id,
+            "--disable",
+            "--url",
+            "http://127.0.0.1:9/other",
+        ])
+        .await;
+    assert_eq!(updated["active"], false);
+    assert_eq!(
+        setup.json(&["webhooks", "get", id]).await["url"],
+        "http://127.0.0.1:9/other"
+    );
+    setup.json(&["webhooks", "update", id, "--enable"]).await;
+
+    let rotated = setup.json(&["webhooks", "rotate", id]).await;
+    assert_ne!(rotated["secret"], created["secret"]);
+
+    let queued = setup
+        .json(&["webhooks", "test", id, "--event", "generation.failed"])
+        .await;
+    assert_eq!(queued["eventType"], "generation.failed");
+    setup.mock.advance(1.0);
+    setup.mock.deliveries_settled().await;
+    let attempts = setup.json(&["webhooks", "deliveries", id]).await;
+    assert_eq!(attempts[0]["messageId"], queued["messageId"]);
+    let again = setup
+        .json(&[
+            "webhooks",
+            "redeliver",
+            id,
+            queued["messageId"].as_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(again["messageId"], queued["messageId"]);
+
+    let output = run(setup.cmd(&["--format", "human", "webhooks", "deliveries", id])).await;
+    assert!(
+        text(&output.stdout).starts_with("WHEN"),
+        "{}",
+        text(&output.stdout)
+    );
+
+    assert_eq!(
+        setup.json(&["webhooks", "delete", id]).await["deleted"],
+        true
+    );
+    assert_eq!(
+        setup.json(&["webhooks", "list"]).await,
+        serde_json::json!([])
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_event_name_is_refused_before_sending() {
+    let setup = Setup::new().await;
+    let output = run(setup.cmd(&[
+        "webhooks",
+        "create",
+        "https://example.com/h",
+        "-e",
+        "generation.started",
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        envelope(&output)["hint"]
+            .as_str()
+            .unwrap()
+            .contains("generation.completed")
+    );
+}
+
+/// The address `webhooks listen` reports on stderr.
+async fn listening(background: &mut Background) -> String {
+    let line = background.wait_for("listening on ").await;
+    let start = line.find("http://").expect("a URL");
+    line[start..].split_whitespace().next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn listen_with_register_receives_a_real_delivery_and_removes_its_endpoint() {
+    let setup = Setup::with(
+        MockServer::builder()
+            .config(|c| c.allow_private_webhooks = true)
+            .start()
+            .await,
+        100.0,
+    );
+    let mut listener = Background::spawn(setup.process(&[
+        "--json",
+        "webhooks",
+        "listen",
+        "--port",
+        "0",
+        "--register",
+        "--max-events",
+        "1",
+    ]));
+    listener.wait_for("registered endpoint").await;
+    listening(&mut listener).await;
+
+    let created = setup
+        .client()
+        .generations()
+        .create(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
+        .await
+        .unwrap();
+    setup.mock.advance(60.0);
+    setup.mock.deliveries_settled().await;
+
+    let output = listener.finish().await;
+    assert!(output.status.success());
+    let line: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(line["type"], "generation.completed");
+    assert_eq!(
+        line["payload"]["data"]["generation"]["id"],
+        created.id.to_string()
+    );
+    assert!(line["webhookId"].as_str().is_some());
+    assert!(
+        setup.client().webhooks().list().await.unwrap().is_empty(),
+        "the endpoint is deleted on exit"
+    );
+}
+
+#[tokio::test]
+async fn listen_with_a_secret_skips_duplicates_rejects_forgeries_and_stops_on_sigterm() {
+    let mut listener = Background::spawn(crate::process(&[
+        "--format", "human", "webhooks", "listen", "--port", "0", "--secret", SECRET,
+    ]));
+    let url = listening(&mut listener).await;
+
+    let body = r#"{"id":"evt_1","type":"generation.completed","created_at":"2026-11-22T10:00:00.000Z","data":{"generation":{"id":"7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47","status":"SUCCEEDED","media_type":"IMAGE","output_urls":["https://cdn.example/0.png"],"cost_rub":2.5,"completed_at":"2026-11-22T10:00:00.000Z"}}}"#;
+    let now = chrono::Utc::now().timestamp();
+    let signature = Webhook::new(SECRET)
+        .unwrap()
+        .sign("msg_1", now, body.as_bytes())
+        .unwrap();
+    let http = reqwest::Client::new();
+    let send = |signature: String| {
+        http.post(&url)
+            .header("webhook-id", "msg_1")
+            .header("webhook-timestamp", now.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+    };
+    assert_eq!(send(signature.clone()).await.unwrap().status(), 200);
+    assert_eq!(
+        send(signature).await.unwrap().status(),
+        200,
+        "a retry is acknowledged too"
+    );
+    listener.wait_for("skipped a retry of msg_1").await;
+    assert_eq!(send("v1,Zm9yZ2Vk".to_owned()).await.unwrap().status(), 400);
+    listener.wait_for("rejected (400)").await;
+
+    listener.signal("TERM");
+    let output = listener.finish().await;
+    assert!(output.status.success());
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "one event for two deliveries of one message: {stdout}"
+    );
+    assert!(
+        stdout.contains("generation.completed")
+            && stdout.contains("7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47"),
+        "{stdout}"
+    );
+}
