@@ -25,6 +25,11 @@ const READ_LIMIT: usize = 64 * 1024;
 /// connections instead of opening one per message, and a slow endpoint only
 /// queues its own messages.
 const PER_ENDPOINT: usize = 16;
+/// Attempts under way at once per destination (scheme, host and port), across its
+/// endpoints. Thousands of endpoints on one receiver would otherwise each open
+/// connections at once, and the connection pool's bookkeeping grows with the
+/// square of the requests waiting on one host.
+const PER_HOST: usize = 64;
 
 /// The HTTP side of delivery, shared by every attempt.
 #[derive(Debug)]
@@ -35,6 +40,7 @@ pub struct Deliverer {
     in_flight: AtomicUsize,
     idle: Notify,
     lanes: Mutex<HashMap<String, Arc<Semaphore>>>,
+    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
 impl Default for Deliverer {
@@ -57,16 +63,21 @@ impl Deliverer {
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
             lanes: Mutex::new(HashMap::new()),
+            hosts: Mutex::new(HashMap::new()),
         }
     }
 
     /// The semaphore that bounds the attempts under way for one endpoint.
     fn lane(&self, endpoint_id: &str) -> Arc<Semaphore> {
-        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-        lanes
-            .entry(endpoint_id.to_owned())
-            .or_insert_with(|| Arc::new(Semaphore::new(PER_ENDPOINT)))
-            .clone()
+        semaphore(&self.lanes, endpoint_id, PER_ENDPOINT)
+    }
+
+    /// The semaphore that bounds the attempts under way to one destination.
+    fn host_lane(&self, url: &str) -> Arc<Semaphore> {
+        let origin = reqwest::Url::parse(url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        semaphore(&self.hosts, &origin, PER_HOST)
     }
 
     /// Waits until no attempt is running. Attempts due on the clock start
@@ -82,12 +93,24 @@ impl Deliverer {
     }
 }
 
+fn semaphore(
+    map: &Mutex<HashMap<String, Arc<Semaphore>>>,
+    key: &str,
+    permits: usize,
+) -> Arc<Semaphore> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    map.entry(key.to_owned())
+        .or_insert_with(|| Arc::new(Semaphore::new(permits)))
+        .clone()
+}
+
 /// Every delivery client: no redirects, since following one would reach an
 /// address that was never checked, and no proxy.
 fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        .pool_max_idle_per_host(PER_HOST)
 }
 
 /// Starts one attempt of `message_id` in its own task.
@@ -132,8 +155,6 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let Ok(_permit) = lane.acquire().await else {
         return;
     };
-    // The clock of the attempt, and its 10 seconds, start once it may send.
-    let started_at = state.now();
     let outgoing = {
         let mut store = state.store();
         let Some(message) = store.messages.get(&message_id) else {
@@ -162,6 +183,12 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
             }
         }
     };
+    let host = state.deliverer().host_lane(&outgoing.url);
+    let Ok(_host_permit) = host.acquire().await else {
+        return;
+    };
+    // The clock of the attempt, and its 10 seconds, start once it may send.
+    let started_at = state.now();
     let clock_started = Instant::now();
     let answer = send(state, message_id, &outgoing, started_at).await;
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs every benchmark of the toolkit and writes BENCHMARKS.md, the table the README
+# quotes. Each figure is a median, beside a baseline measured in the same run.
+#
+#   bash scripts/bench.sh            # about 6 minutes on 2 cores, after the release build
+#
+# The mock's HTTP benchmark drives the server with wrk from another process; wrk is
+# installed with apt-get when it is missing and apt-get is at hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=BENCHMARKS.md
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+if ! command -v wrk >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get install -y -qq wrk >/dev/null
+  else
+    echo "wrk is needed for the mock's HTTP benchmark: apt-get install wrk" >&2
+    exit 1
+  fi
+fi
+
+echo "== webhook-verify (criterion)" >&2
+cargo bench -q -p webhook-verify --bench verify -- --noplot >"$logs/verify" 2>&1
+echo "== mock HTTP throughput (wrk)" >&2
+cargo bench -q -p mediagen-mock-server --bench http >"$logs/http" 2>"$logs/http.err"
+echo "== signed deliveries" >&2
+cargo bench -q -p mediagen-mock-server --bench delivery >"$logs/delivery" 2>"$logs/delivery.err"
+echo "== end to end" >&2
+cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
+echo "== CLI start-up" >&2
+cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
+
+python3 - "$logs" "$out" <<'PY'
+import json, pathlib, re, sys, datetime, os
+logs, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+
+def median_ns(name):
+    path = pathlib.Path("target/criterion/verify_1KiB") / name / "new/estimates.json"
+    return json.loads(path.read_text())["median"]["point_estimate"]
+
+def result(log, key):
+    line = next(l for l in (logs / log).read_text().splitlines() if l.startswith(f"RESULT {key} "))
+    return dict(kv.split("=") for kv in line.split()[2:])
+
+ours, std, bare = (median_ns(n) for n in ("webhook-verify", "standardwebhooks-1.0.1", "bare-hmac-sha256"))
+e2e = result("e2e", "e2e")
+start = result("startup", "startup")
+delivery = (logs / "delivery").read_text().strip()
+http = (logs / "http").read_text().strip()
+rate = re.search(r"median (\d+)/s", delivery).group(1)
+
+rows = [
+    ("verify a 1 KiB webhook", "`cargo bench -p webhook-verify --bench verify`",
+     f"{ours/1000:.2f} µs, {ours/bare:.2f}× a bare HMAC-SHA256 ({bare/1000:.2f} µs); `standardwebhooks` 1.0.1: {std/1000:.2f} µs ({std/ours:.1f}× slower)"),
+    ("signed webhook deliveries", "`cargo bench -p mediagen-mock-server --bench delivery`",
+     f"{int(rate):,} per second to a verifying local receiver"),
+    (f"end to end: {int(e2e['generations']):,} generations, {int(e2e['users']):,} users, webhooks, clock ×100",
+     "`cargo bench -p mediagen --bench e2e`",
+     f"{int(e2e['per_second']):,} generations/s; final state → verified delivery p50 {e2e['p50_ms']} ms, p99 {e2e['p99_ms']} ms; peak memory {e2e['peak_mib']} MiB"),
+    ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
+     f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
+]
+text = [
+    "# Benchmarks",
+    "",
+    f"Written by `bash scripts/bench.sh` on {datetime.date.today()} ({os.cpu_count()} cores). "
+    "Each figure is a median, beside a baseline measured in the same run.",
+    "",
+    "| what | command | result |",
+    "|---|---|---|",
+    *[f"| {a} | {b} | {c} |" for a, b, c in rows],
+    "",
+    "## Mock server HTTP throughput",
+    "",
+    "`cargo bench -p mediagen-mock-server --bench http` (wrk in another process):",
+    "",
+    http,
+    "",
+]
+out.write_text("\n".join(text))
+print(out.read_text())
+PY
