@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => return code(error::report(&out, &anyhow::Error::new(err))),
     };
-    match runtime.block_on(cmd::run(cli)) {
+    match runtime.block_on(cmd::run(cli, out.clone())) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader has gone (`mediagen list | head`): nothing is wrong, and nobody to tell.
         Err(err) if error::is_broken_pipe(&err) => ExitCode::SUCCESS,

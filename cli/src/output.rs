@@ -149,6 +149,17 @@ impl Output {
         bar
     }
 
+    /// An SDK progress callback that moves `bar`.
+    pub fn track(bar: &ProgressBar) -> impl FnMut(mediagen::Progress) + Send + use<> {
+        let bar = bar.clone();
+        move |progress| {
+            if let Some(total) = progress.total {
+                bar.set_length(total);
+            }
+            bar.set_position(progress.bytes);
+        }
+    }
+
     fn draw_target(&self) -> ProgressDrawTarget {
         if self.stderr_tty {
             ProgressDrawTarget::stderr()

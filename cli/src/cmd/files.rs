@@ -1,36 +1,53 @@
 //! `files`: input files for generations.
 
 use anyhow::Context as _;
+use std::path::Path;
+
+use mediagen::UploadedFile;
 use mediagen::types::FileUploadRequestContentType;
 
 use super::Context;
 use crate::cli::FilesCommand;
 use crate::error::{Exit, Failure};
-use crate::output::{self, DIM};
+use crate::output::{self, DIM, Output};
+
+/// Uploads `path` with a progress bar on stderr.
+pub async fn upload(
+    ctx: &Context,
+    path: &Path,
+    content_type: Option<FileUploadRequestContentType>,
+) -> anyhow::Result<UploadedFile> {
+    let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
+    let mut upload = ctx.client().await?.files().upload(path);
+    if let Some(content_type) = content_type {
+        upload = upload.content_type(content_type);
+    }
+    let uploaded = upload
+        .on_progress(Output::track(&bar))
+        .await
+        .with_context(|| format!("while uploading {}", path.display()))?;
+    bar.finish_and_clear();
+    Ok(uploaded)
+}
 
 pub async fn run(ctx: &Context, command: FilesCommand) -> anyhow::Result<()> {
     let files = ctx.client().await?.files();
     match command {
         FilesCommand::Upload { path, content_type } => {
-            let mut upload = files.upload(&path);
-            if let Some(mime) = content_type {
-                let mime = FileUploadRequestContentType::try_from(mime.as_str()).map_err(|_| {
-                    Failure::new(Exit::Usage, "INVALID_REQUEST", format!("unsupported type `{mime}`"))
+            let content_type = content_type
+                .map(|mime| {
+                    FileUploadRequestContentType::try_from(mime.as_str()).map_err(|_| -> anyhow::Error {
+                        Failure::new(
+                            Exit::Usage,
+                            "INVALID_REQUEST",
+                            format!("unsupported type `{mime}`"),
+                        )
                         .hint("types: image/png, image/jpeg, image/webp, audio/wav, audio/mpeg, video/mp4")
-                })?;
-                upload = upload.content_type(mime);
-            }
-            let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
-            let uploaded = upload
-                .on_progress(|progress| {
-                    if let Some(total) = progress.total {
-                        bar.set_length(total);
-                    }
-                    bar.set_position(progress.bytes);
+                        .into()
+                    })
                 })
-                .await
-                .with_context(|| format!("while uploading {}", path.display()))?;
-            bar.finish_and_clear();
+                .transpose()?;
+            let uploaded = upload(ctx, &path, content_type).await?;
             let value = serde_json::json!({
                 "fileId": uploaded.file_id,
                 "fileUrl": uploaded.file_url,

@@ -82,8 +82,8 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
 
     if let Some(path) = &args.file {
         let parameter = file_parameter(ctx, &args.model).await?;
-        let uploaded = upload(ctx, path).await?;
-        request = request.param(parameter, uploaded.to_string());
+        let uploaded = super::files::upload(ctx, path, None).await?;
+        request = request.param(parameter, uploaded.file_id.to_string());
     }
     if let Some(key) = &args.idempotency_key {
         request = request.idempotency_key(key);
@@ -156,26 +156,6 @@ async fn file_parameter(ctx: &Context, slug: &str) -> anyhow::Result<String> {
         })
 }
 
-/// Uploads `path` with a progress bar; the file's id.
-async fn upload(ctx: &Context, path: &Path) -> anyhow::Result<Uuid> {
-    let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
-    let uploaded = ctx
-        .client()
-        .await?
-        .files()
-        .upload(path)
-        .on_progress(|progress| {
-            if let Some(total) = progress.total {
-                bar.set_length(total);
-            }
-            bar.set_position(progress.bytes);
-        })
-        .await
-        .with_context(|| format!("while uploading {}", path.display()))?;
-    bar.finish_and_clear();
-    Ok(uploaded.file_id)
-}
-
 pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
     if args.wait.waits() {
         return follow(ctx, args.id, &args.wait, None).await;
@@ -201,6 +181,7 @@ async fn follow(
         ctx.out.note(started);
     }
     let spinner = ctx.out.spinner();
+    spinner.set_message(format!("waiting for {id}"));
     let plain_progress = !ctx.out.interactive() && !ctx.out.is_json();
     let mut wait = client.generations().wait(id).on_status(|g| {
         let message = format!(
@@ -271,12 +252,7 @@ async fn download(
         let bar = ctx.out.bytes_bar(&name);
         files
             .download(url, path.clone())
-            .on_progress(|progress| {
-                if let Some(total) = progress.total {
-                    bar.set_length(total);
-                }
-                bar.set_position(progress.bytes);
-            })
+            .on_progress(Output::track(&bar))
             .await
             .with_context(|| format!("while downloading into {}", path.display()))?;
         bar.finish_and_clear();

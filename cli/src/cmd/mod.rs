@@ -100,8 +100,7 @@ async fn start_embedded_mock() -> MockServer {
         .await
 }
 
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    let out = Output::new(&cli.global);
+pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
     let ctx = Context::new(cli.global, out);
     match cli.command {
         Command::Generate(args) => generations::generate(&ctx, args).await,

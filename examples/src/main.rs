@@ -1,5 +1,0 @@
-//! Lists the examples of the toolkit.
-
-fn main() {
-    println!("mediagen examples: see examples/README.md");
-}
