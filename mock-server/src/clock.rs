@@ -38,6 +38,15 @@ pub enum ClockError {
     NotManual,
     #[error("seconds must be a finite number of at least 0, got {0}")]
     BadAmount(f64),
+    #[error("the clock cannot go past {0}")]
+    OutOfRange(DateTime<Utc>),
+}
+
+/// The latest time a manual clock may reach: far enough below chrono's maximum
+/// that every schedule the mock adds to it (3 days of webhook back-off at most)
+/// still fits.
+fn latest() -> DateTime<Utc> {
+    DateTime::<Utc>::MAX_UTC - chrono::Duration::days(36_500)
 }
 
 impl std::fmt::Debug for Clock {
@@ -115,8 +124,12 @@ impl Clock {
         };
         let new = {
             let mut now = now.lock().unwrap_or_else(|p| p.into_inner());
-            *now += chrono::Duration::microseconds((seconds * 1e6) as i64);
-            *now
+            let new = now
+                .checked_add_signed(chrono::Duration::microseconds((seconds * 1e6) as i64))
+                .filter(|new| *new <= latest())
+                .ok_or_else(|| ClockError::OutOfRange(latest()))?;
+            *now = new;
+            new
         };
         self.inner.ticks.send_modify(|t| *t += 1);
         Ok(new)
@@ -166,6 +179,18 @@ mod tests {
         DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_manual_clock_refuses_to_go_past_the_latest_time_instead_of_overflowing() {
+        let clock = Clock::manual(start());
+        for _ in 0..100 {
+            if clock.advance(9.9e10).is_err() {
+                assert!(clock.now() <= latest());
+                return;
+            }
+        }
+        panic!("100 advances of 9.9e10 s went past chrono's range without an error");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! forced outcomes, the request log and reset. Not part of the service: outside
 //! its rate limits and its request log, and guarded by `--admin-token` when set.
 
-use axum::extract::{FromRequest, Path, Request, State};
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -13,12 +13,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
+use crate::clock::ClockError;
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::{ApiError, Result};
-use crate::routes::timestamp;
+use crate::routes::{Path, timestamp};
 use crate::state::{AppState, ModelState};
 
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -39,6 +40,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/_mock/outbox", get(list_outbox))
         .route("/_mock/invoices/{id}/pay", post(pay_invoice))
         .route("/_mock/reset", post(reset))
+        .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_admin_token,
@@ -240,10 +242,12 @@ async fn advance_clock(
     State(state): State<AppState>,
     ControlJson(body): ControlJson<Advance>,
 ) -> Result<Json<Value>> {
-    state
-        .clock()
-        .advance(body.seconds)
-        .map_err(|e| ApiError::Conflict(e.to_string()))?;
+    state.clock().advance(body.seconds).map_err(|e| match e {
+        ClockError::NotManual => ApiError::Conflict(e.to_string()),
+        ClockError::BadAmount(_) | ClockError::OutOfRange(_) => {
+            ApiError::validation(e.to_string(), Vec::new())
+        }
+    })?;
     state.run_due_jobs();
     Ok(Json(clock_view(&state)))
 }

@@ -3,15 +3,15 @@
 use std::collections::HashMap;
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Duration;
 use serde_json::{Map, Value, json};
 
-use super::{AuthUser, json_body, query_error, time_param, timestamp};
+use super::{AuthUser, Query, json_body, query_error, time_param, timestamp};
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::Status;
 use crate::domain::ledger::Charge;

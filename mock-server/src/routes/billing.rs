@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -13,7 +13,9 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{AuthUser, json_body, page, query_error, time_param, timestamp, uuid_param};
+use super::{
+    AuthUser, Path, Query, json_body, page, query_error, time_param, timestamp, uuid_param,
+};
 use crate::domain::UserId;
 use crate::domain::billing::{self, Invoice, InvoiceStatus, Topup};
 use crate::domain::documents::{self, InvoiceDoc, Line};

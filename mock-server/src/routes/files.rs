@@ -2,8 +2,8 @@
 //! get, delete, and the file's own URL.
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{AuthUser, json_body, timestamp, uuid_param};
+use super::{AuthUser, Path, Query, json_body, timestamp, uuid_param};
 use crate::domain::UserId;
 use crate::domain::file::{self, FileStatus, StoredFile};
 use crate::domain::validation::FieldError;
@@ -28,7 +28,9 @@ pub fn router() -> Router<AppState> {
 /// The storage side: the presigned PUT and the file's URL, which need no API
 /// key (the signature, or an unguessable id, is the permission).
 pub fn storage_router() -> Router<AppState> {
-    Router::new().route("/uploads/{id}", get(download).put(upload))
+    Router::new()
+        .route("/uploads/{id}", get(download).put(upload))
+        .method_not_allowed_fallback(super::method_not_allowed)
 }
 
 fn file_url(state: &AppState, file: &StoredFile) -> String {

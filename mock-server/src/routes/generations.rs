@@ -1,15 +1,15 @@
 //! The generation area: create, list, get, cancel, estimate.
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{AuthUser, json_body, query_error, timestamp, uuid_param};
+use super::{AuthUser, Path, Query, json_body, query_error, timestamp, uuid_param};
 use crate::domain::UserId;
 use crate::domain::catalog::{MediaType, PublicStatus};
 use crate::domain::generation::{FailureCode, Generation, Status};

@@ -51,7 +51,9 @@ async fn fallback(method: Method, uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("No route for {method} {}", uri.path()))
 }
 
-async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+/// A route that exists, asked with a method it does not have: also in the
+/// envelope, on every router of the mock.
+pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
     ApiError::MethodNotAllowed {
         method: method.to_string(),
         path: uri.path().to_owned(),
@@ -209,6 +211,60 @@ async fn service_middleware(
         idempotency_key,
     });
     response
+}
+
+/// Path parameters, as `axum::extract::Path` reads them, but a path it cannot
+/// read (percent-encoded bytes that are not UTF-8) is a 400 in the envelope:
+/// every rejection speaks the service's error format.
+#[derive(Debug, Clone, Copy)]
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| Self(value))
+            .map_err(|rejection| unreadable("path", rejection.body_text()))
+    }
+}
+
+/// Query parameters, as `axum::extract::Query` reads them, with a query it
+/// cannot read answered as a 400 in the envelope.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(value)| Self(value))
+            .map_err(|rejection| unreadable("query", rejection.body_text()))
+    }
+}
+
+/// The 400 for a path or a query string the router could not read.
+fn unreadable(part: &str, message: String) -> ApiError {
+    ApiError::validation(
+        format!("The {part} parameters are invalid"),
+        vec![FieldError {
+            path: format!("/{part}"),
+            keyword: "format".into(),
+            message,
+            params: serde_json::json!({}),
+        }],
+    )
 }
 
 /// Reads a JSON body the way the service does: 415 for another content type,

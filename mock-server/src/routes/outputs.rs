@@ -4,11 +4,12 @@
 //! against the API's limits; an unguessable task id is the capability.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use super::Path;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{Generation, Status};
 use crate::error::ApiError;
@@ -16,7 +17,9 @@ use crate::media::{self, MediaKind};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/outputs/{id}/{file}", get(get_output))
+    Router::new()
+        .route("/outputs/{id}/{file}", get(get_output))
+        .method_not_allowed_fallback(super::method_not_allowed)
 }
 
 fn kind(media_type: MediaType) -> MediaKind {

@@ -2,15 +2,15 @@
 //! delivery attempts and redelivery.
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 use webhook_verify::Webhook;
 
-use super::{AuthUser, json_body, json_value, timestamp};
+use super::{AuthUser, Path, Query, json_body, json_value, timestamp};
 use crate::delivery::{self, payload};
 use crate::domain::UserId;
 use crate::domain::address;

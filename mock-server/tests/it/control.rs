@@ -62,7 +62,24 @@ async fn clock_advance_answers_the_new_time() {
     assert_eq!((t1 - t0).num_milliseconds(), 12_500);
     app.control(Method::POST, "/_mock/clock/advance", json!({"seconds": -1}))
         .await
-        .assert_error(409, "CONFLICT_ERROR");
+        .assert_error(400, "VALIDATION_ERROR");
+    // Huge steps stop at a far-future limit with a 400, never an overflow and a 500.
+    let mut last = 200;
+    for _ in 0..100 {
+        let reply = app
+            .control(
+                Method::POST,
+                "/_mock/clock/advance",
+                json!({"seconds": 9.9e10}),
+            )
+            .await;
+        last = reply.status.as_u16();
+        if last != 200 {
+            reply.assert_error(400, "VALIDATION_ERROR");
+            break;
+        }
+    }
+    assert_eq!(last, 400, "the clock's limit is reached within 100 steps");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use crate::receiver::{Answer, Receiver};
 use crate::{App, assert_conforms, image_request};
 
 /// A mock that lets webhooks reach receivers on 127.0.0.1, as CI uses it.
-async fn app() -> App {
+pub async fn app() -> App {
     App::with(
         MockServer::builder()
             .rate_limits(false)
@@ -23,7 +23,7 @@ async fn app() -> App {
 }
 
 /// Registers `receiver` for `event_types` and tells it the secret.
-async fn register(app: &App, receiver: &Receiver, event_types: Value) -> String {
+pub async fn register(app: &App, receiver: &Receiver, event_types: Value) -> String {
     let reply = app
         .post(
             "/v1/webhook-endpoints",
@@ -36,12 +36,12 @@ async fn register(app: &App, receiver: &Receiver, event_types: Value) -> String 
 }
 
 /// Moves the clock and waits for the deliveries it caused.
-async fn advance(app: &App, seconds: f64) {
+pub async fn advance(app: &App, seconds: f64) {
     app.mock.advance(seconds);
     app.mock.deliveries_settled().await;
 }
 
-async fn attempts(app: &App, endpoint: &str) -> Vec<Value> {
+pub async fn attempts(app: &App, endpoint: &str) -> Vec<Value> {
     let reply = app
         .get(&format!(
             "/v1/webhook-endpoints/{endpoint}/deliveries?limit=100"

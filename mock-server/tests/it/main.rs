@@ -5,15 +5,21 @@ mod account;
 mod auth;
 mod billing;
 mod concurrency;
+mod contract;
 mod control;
 mod delivery;
 mod errors;
+mod faults;
 mod files;
+mod fuzz;
 mod generations;
 mod lifecycle;
 mod meta;
+mod races;
 mod rate_limits;
 mod receiver;
+mod security;
+mod shutdown;
 mod webhooks;
 
 use mediagen_mock_server::MockServer;
@@ -45,6 +51,10 @@ impl Reply {
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.expect("body").to_vec();
+        Self::new(status, headers, bytes)
+    }
+
+    fn new(status: StatusCode, headers: reqwest::header::HeaderMap, bytes: Vec<u8>) -> Self {
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Self {
             status,
@@ -171,6 +181,38 @@ impl App {
     pub fn balance(&self) -> (f64, f64) {
         self.mock.balance(self.user_id).expect("the user exists")
     }
+}
+
+/// Sends `request` through `app` in process, without a socket, so that a
+/// property test can send what no HTTP client would (bytes outside UTF-8 in
+/// headers, malformed percent-encoding) and thousands of cases stay quick.
+/// `None` when no answer comes within 30 seconds: a hang is a failure too.
+pub async fn call(
+    app: &axum::Router,
+    request: axum::http::Request<axum::body::Body>,
+) -> Option<Reply> {
+    use tower::ServiceExt;
+    let exchange = async {
+        let response = app.clone().oneshot(request).await.expect("infallible");
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .expect("a whole body");
+        Reply::new(parts.status, parts.headers, bytes.to_vec())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), exchange)
+        .await
+        .ok()
+}
+
+/// How many cases or rounds a randomized test runs: the environment variable
+/// `var` when set (for long runs that give the figures), else `default`, which
+/// keeps the suite quick in a debug build.
+pub fn scaled(var: &str, default: u32) -> u32 {
+    std::env::var(var)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A valid create body for the cheapest image model.

@@ -19,6 +19,9 @@ pub enum Answer {
     StatusRetryAfter(u16, u64),
     /// Never answers.
     Hang,
+    /// Answers the status once [`Receiver::release`] lets it: a receiver as
+    /// slow as the test decides.
+    Held(u16),
 }
 
 #[derive(Debug, Clone)]
@@ -29,16 +32,21 @@ pub struct Received {
     pub verified: bool,
     /// What the probe (if any) saw when the delivery arrived.
     pub probe: Option<Value>,
+    /// The `webhook-signature` header and the body as they came, to check
+    /// against secrets other than the receiver's.
+    pub signature: String,
+    pub raw: Vec<u8>,
 }
 
 type Probe = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
-#[derive(Default)]
 struct Inner {
     secret: Option<String>,
     script: VecDeque<Answer>,
     received: Vec<Received>,
     probe: Option<Probe>,
+    /// One permit per held answer let go.
+    gate: Arc<tokio::sync::Semaphore>,
 }
 
 #[derive(Clone)]
@@ -57,11 +65,22 @@ impl std::fmt::Debug for Receiver {
 
 impl Receiver {
     pub async fn start() -> Self {
-        let inner = Arc::new(Mutex::new(Inner::default()));
+        Self::start_on("127.0.0.1:0".parse().expect("an address")).await
+    }
+
+    /// A receiver on `addr`, such as the port of one that was down.
+    pub async fn start_on(addr: std::net::SocketAddr) -> Self {
+        let inner = Arc::new(Mutex::new(Inner {
+            secret: None,
+            script: VecDeque::new(),
+            received: Vec::new(),
+            probe: None,
+            gate: Arc::new(tokio::sync::Semaphore::new(0)),
+        }));
         let app = axum::Router::new()
             .route("/hook", post(receive))
             .with_state(inner.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
             .expect("bind receiver");
         let url = format!("http://{}/hook", listener.local_addr().expect("address"));
@@ -86,6 +105,11 @@ impl Receiver {
     /// Called with each body as it arrives; its result is kept with the delivery.
     pub fn probe(&self, probe: impl Fn(&Value) -> Value + Send + Sync + 'static) {
         self.lock().probe = Some(Arc::new(probe));
+    }
+
+    /// Lets one held answer go.
+    pub fn release(&self) {
+        self.lock().gate.add_permits(1);
     }
 
     pub fn received(&self) -> Vec<Received> {
@@ -113,6 +137,8 @@ async fn receive(
             body: json,
             verified,
             probe,
+            signature: header(&headers, "webhook-signature"),
+            raw: body.to_vec(),
         });
         inner.script.pop_front().unwrap_or(Answer::Status(204))
     };
@@ -125,6 +151,11 @@ async fn receive(
         )
             .into_response(),
         Answer::Hang => std::future::pending().await,
+        Answer::Held(code) => {
+            let gate = inner.lock().expect("receiver lock").gate.clone();
+            gate.acquire().await.expect("the gate stays open").forget();
+            status(code).into_response()
+        }
     }
 }
 

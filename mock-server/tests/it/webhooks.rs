@@ -166,6 +166,8 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
 #[tokio::test]
 async fn a_name_that_does_not_resolve_is_refused() {
     let app = app().await;
+    // An empty answer, pinned, so the test sends no DNS query off the machine.
+    app.mock.set_dns("no-such-host.invalid", Vec::new());
     refused_with(
         &app,
         "https://no-such-host.invalid/hook",

@@ -16,6 +16,22 @@ pub const MSG_ID: &str = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
 pub const NOW: i64 = 1_700_000_000;
 pub const BODY: &[u8] = br#"{"type":"task.completed","data":{"id":"task_01"}}"#;
 
+/// Property-test settings: 10,000 cases keep the suite quick in a debug build;
+/// `PROPTEST_CASES` asks for a longer run. Rejected cases (`prop_assume!`) are
+/// allowed in proportion, so that a long run does not stop at proptest's fixed
+/// 1,024 rejects.
+pub fn config() -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    proptest::test_runner::Config {
+        cases,
+        max_global_rejects: cases / 10 + 1024,
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 pub fn webhook() -> webhook_verify::Webhook {
     webhook_verify::Webhook::new(SECRET).expect("the test secret is valid")
 }

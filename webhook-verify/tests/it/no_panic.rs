@@ -8,9 +8,6 @@ use webhook_verify::{Webhook, WebhookError};
 
 use crate::{BODY, MSG_ID, NOW, webhook};
 
-/// Enough cases to explore, few enough that the suite stays quick in a debug build.
-const CASES: u32 = 10_000;
-
 /// Pieces a broken or hostile sender might put in `webhook-signature`: a version
 /// prefix (or none) and a body drawn from one alphabet. Built from plain bytes
 /// because proptest's regex and union strategies are slow in debug builds.
@@ -64,7 +61,7 @@ fn signature_header() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(crate::config())]
 
     #[test]
     fn any_secret_text_is_accepted_or_refused_without_panic(secret in any::<String>()) {
@@ -168,7 +165,7 @@ mod header_map {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(CASES))]
+        #![proptest_config(crate::config())]
 
         #[test]
         fn arbitrary_header_bytes_never_panic_verification(

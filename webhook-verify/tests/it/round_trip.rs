@@ -4,15 +4,13 @@ use proptest::prelude::*;
 
 use crate::webhook;
 
-const CASES: u32 = 10_000;
-
 /// A byte index into a non-empty value, and a non-zero mask to flip it with.
 fn flip() -> impl Strategy<Value = (prop::sample::Index, u8)> {
     (any::<prop::sample::Index>(), 1u8..=255)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(crate::config())]
 
     #[test]
     fn signed_message_verifies(
@@ -82,7 +80,7 @@ proptest! {
 
 #[cfg(feature = "http")]
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(crate::config())]
 
     #[test]
     fn signed_headers_verify(
