@@ -2,25 +2,24 @@
 //! once, skip the retries of a message already handled, and do the work elsewhere.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use mediagen::WebhookEvent;
 use tokio::sync::mpsc;
 use webhook_verify::{Webhook, WebhookError};
 
-/// A verified event, handed to the worker.
+/// A verified delivery, handed to the worker.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub struct Delivery {
     /// `webhook-id`: the same on every retry of one message.
     pub webhook_id: String,
-    /// `generation.completed`, `generation.failed`, or a type added later.
-    pub event_type: String,
-    /// The whole body, parsed.
-    pub payload: serde_json::Value,
+    /// The event, typed: `generation.completed`, `generation.failed`, or one added later.
+    pub event: WebhookEvent,
 }
 
 #[derive(Debug)]
@@ -29,16 +28,16 @@ struct Receiver {
     // In production this is a table with a unique key on the webhook-id, kept for as
     // long as the service retries a message (3 days).
     seen: Mutex<HashSet<String>>,
-    events: mpsc::UnboundedSender<Event>,
+    work: mpsc::UnboundedSender<Delivery>,
 }
 
-/// `POST /webhooks` verifying with `secret` (the endpoint's `whsec_…`) and sending
-/// each new event to `events`.
-pub fn router(secret: &str, events: mpsc::UnboundedSender<Event>) -> Result<Router, WebhookError> {
+/// `POST /webhooks`, verifying with `secret` (the endpoint's `whsec_…`) and sending
+/// each new delivery to `work`.
+pub fn router(secret: &str, work: mpsc::UnboundedSender<Delivery>) -> Result<Router, WebhookError> {
     let receiver = Receiver {
         webhook: Webhook::new(secret)?,
         seen: Mutex::new(HashSet::new()),
-        events,
+        work,
     };
     Ok(Router::new()
         .route("/webhooks", post(receive))
@@ -50,35 +49,37 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
-    // The raw body, byte for byte: parsing and re-serialising JSON would change it.
+    // The raw body, byte for byte: the signature covers it, and parsing then
+    // re-serialising the JSON would change it. `verify` also refuses a timestamp more
+    // than 5 minutes away, so a captured delivery cannot be replayed later.
     if receiver.webhook.verify(&body, &headers).is_err() {
         return StatusCode::BAD_REQUEST;
     }
-    let Ok(payload) = serde_json::from_slice::<serde_json::Value>(&body) else {
+    let Ok(event) = WebhookEvent::parse(&body) else {
         return StatusCode::BAD_REQUEST;
     };
+    // Present, since the signature covers it.
     let webhook_id = headers
         .get("webhook-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let first_time = receiver
-        .seen
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(webhook_id.clone());
-    if first_time {
-        let event_type = payload["type"].as_str().unwrap_or_default().to_owned();
-        // Queued, not processed here: the service waits at most 10 seconds for an answer.
-        receiver
-            .events
-            .send(Event {
-                webhook_id,
-                event_type,
-                payload,
-            })
-            .ok();
+
+    let mut seen = receiver.seen.lock().unwrap_or_else(PoisonError::into_inner);
+    if seen.insert(webhook_id.clone()) {
+        // Queued, not done here: the service counts an answer after 10 seconds as a
+        // failure and sends the message again.
+        let delivery = Delivery {
+            webhook_id: webhook_id.clone(),
+            event,
+        };
+        if receiver.work.send(delivery).is_err() {
+            // Nobody is left to do the work: forget the message, so that the
+            // service's retry is handled rather than skipped.
+            seen.remove(&webhook_id);
+            return StatusCode::SERVICE_UNAVAILABLE;
+        }
     }
-    // A retry of a message already handled is acknowledged too, or it comes back.
+    // A retry of a message already handled is acknowledged too, or it keeps coming.
     StatusCode::NO_CONTENT
 }

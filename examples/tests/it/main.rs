@@ -5,16 +5,24 @@ mod ci_example;
 mod e2e;
 mod programs;
 
-use std::process::Output;
+use std::io::BufRead;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
-use assert_cmd::Command;
 use mediagen_mock_server::MockServer;
+use tokio::sync::mpsc;
 
-/// An example program with the mock's URL and `key` in its environment.
+/// Longest a program may run or stay silent: a safety net against a hang, never a
+/// way to wait for an outcome.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// An example program configured, like the SDK, from `MEDIAGEN_BASE_URL` (the mock)
+/// and `MEDIAGEN_API_KEY`, and nothing else from this environment.
 pub fn program(name: &str, mock: &MockServer, key: &str) -> Command {
     let path = match name {
         "quickstart" => env!("CARGO_BIN_EXE_quickstart"),
         "batch" => env!("CARGO_BIN_EXE_batch"),
+        "webhook_receiver" => env!("CARGO_BIN_EXE_webhook_receiver"),
         "rate_limit_poller" => env!("CARGO_BIN_EXE_rate_limit_poller"),
         other => panic!("no example {other}"),
     };
@@ -25,40 +33,89 @@ pub fn program(name: &str, mock: &MockServer, key: &str) -> Command {
     cmd
 }
 
-/// Runs a program without blocking the mock server's runtime.
-pub async fn run(mut cmd: Command) -> Output {
-    let output = tokio::task::spawn_blocking(move || cmd.output().expect("run the example"))
+/// Runs a program to its end without blocking the mock server's runtime.
+pub async fn run(cmd: impl Into<assert_cmd::Command>) -> Output {
+    let mut cmd = cmd.into();
+    cmd.timeout(PATIENCE);
+    tokio::task::spawn_blocking(move || cmd.output().expect("run the example"))
         .await
-        .expect("the example's thread");
-    assert!(
-        output.status.success(),
-        "the example failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+        .expect("the example's thread")
 }
 
-/// A port on 127.0.0.1 for a receiver, and the URL of its `/webhooks`: the endpoint
-/// must exist (and give its secret) before the receiver can verify.
-pub async fn bind_receiver() -> (tokio::net::TcpListener, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}/webhooks",
-        listener.local_addr().expect("address")
-    );
-    (listener, url)
+/// A program running in the background, its stdout read line by line as it prints,
+/// so that a test can act on what it has done so far. Killed on drop.
+#[derive(Debug)]
+pub struct Running {
+    child: Child,
+    lines: mpsc::UnboundedReceiver<String>,
 }
 
-/// Serves `mediagen_examples::receiver` verifying with `secret`; the events it hands over.
-pub fn serve_receiver(
-    listener: tokio::net::TcpListener,
-    secret: &str,
-) -> tokio::sync::mpsc::UnboundedReceiver<mediagen_examples::receiver::Event> {
-    let (events, queue) = tokio::sync::mpsc::unbounded_channel();
-    let app = mediagen_examples::receiver::router(secret, events).expect("a valid secret");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    queue
+impl Running {
+    pub fn spawn(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the example");
+        let stdout = child.stdout.take().expect("a piped stdout");
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The next line printed; `None` once the program has closed its stdout.
+    pub async fn next_line(&mut self) -> Option<String> {
+        tokio::time::timeout(PATIENCE, self.lines.recv())
+            .await
+            .expect("the example printed nothing for a minute")
+    }
+
+    /// Lines up to and including the first that `found` accepts.
+    pub async fn lines_until(&mut self, found: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Some(line) = self.next_line().await {
+            let done = found(&line);
+            lines.push(line);
+            if done {
+                return lines;
+            }
+        }
+        panic!("the example ended without the line awaited: {lines:#?}");
+    }
+
+    /// The remaining lines, once the program has ended successfully.
+    pub async fn finish(mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Some(line) = self.next_line().await {
+            lines.push(line);
+        }
+        let status = self.child.wait().expect("the example's exit status");
+        assert!(status.success(), "the example failed: {lines:#?}");
+        lines
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Fails harmlessly when the program has already ended.
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// A mock whose webhook endpoints may point at this machine, where the tests'
+/// receivers listen.
+pub async fn mock_for_webhooks() -> MockServer {
+    MockServer::builder()
+        .config(|c| c.allow_private_webhooks = true)
+        .start()
+        .await
 }
