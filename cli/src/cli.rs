@@ -45,7 +45,7 @@ pub struct Global {
     #[arg(long, global = true, env = "MEDIAGEN_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 
-    /// Base URL of the service [default: the profile's base_url, else https://api.mediagen.ru]
+    /// Base URL of the service [default: the profile's base_url; there is no built-in host]
     #[arg(
         long,
         global = true,

@@ -1,11 +1,13 @@
 //! Where the API key and the base URL come from: flags and environment first, then a
-//! named profile of the config file, then the defaults.
+//! named profile of the config file. There is no default for either: the key goes
+//! only to the host it was configured with.
 //!
 //! ```toml
 //! default_profile = "work"
 //!
 //! [profiles.work]
 //! api_key = "mg_live_…"
+//! base_url = "https://media.example.com"
 //!
 //! [profiles.staging]
 //! api_key = "mg_live_…"
@@ -52,8 +54,8 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     pub config_file_exists: bool,
     pub profile: String,
-    pub base_url: String,
-    pub base_url_from: &'static str,
+    pub base_url: Option<String>,
+    pub base_url_from: Option<&'static str>,
     #[serde(skip)]
     pub api_key: Option<String>,
     /// The key as `mg_live_<public>_…`: enough to tell keys apart, never the secret.
@@ -142,9 +144,9 @@ pub fn resolve(global: &Global) -> anyhow::Result<Settings> {
         None => &Profile::default(),
     };
     let (base_url, base_url_from) = match (&global.base_url, &profile.base_url) {
-        (Some(url), _) => (url.clone(), "--base-url or MEDIAGEN_BASE_URL"),
-        (None, Some(url)) => (url.clone(), "profile"),
-        (None, None) => (mediagen::DEFAULT_BASE_URL.to_owned(), "default"),
+        (Some(url), _) => (Some(url.clone()), Some("--base-url or MEDIAGEN_BASE_URL")),
+        (None, Some(url)) => (Some(url.clone()), Some("profile")),
+        (None, None) => (None, None),
     };
     let (api_key, api_key_from) = match (&global.api_key, &profile.api_key) {
         (Some(key), _) => (Some(key.clone()), Some("--api-key or MEDIAGEN_API_KEY")),

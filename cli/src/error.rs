@@ -64,6 +64,32 @@ impl Failure {
         self
     }
 
+    /// `details.idempotencyKey`, when there is one.
+    pub fn key(self, key: Option<&str>) -> Self {
+        match key {
+            Some(key) => self.detail("idempotencyKey", key),
+            None => self,
+        }
+    }
+
+    /// A failure that came after the service accepted generation `id`: it exists
+    /// and is paid for, so the id and the key are told, and how to resume (`resume`,
+    /// else `mediagen get <id> --wait`).
+    pub fn created(mut self, id: uuid::Uuid, key: Option<&str>, resume: Option<&str>) -> Self {
+        let default_resume = format!("mediagen get {id} --wait");
+        let resume = resume.unwrap_or(&default_resume);
+        let known = match key {
+            Some(key) => format!("generation {id} (idempotency key {key})"),
+            None => format!("generation {id}"),
+        };
+        let resume = format!("{known} goes on on the service: resume with `{resume}`");
+        self.hint = Some(match self.hint.take() {
+            Some(hint) => format!("{hint}; {resume}"),
+            None => resume,
+        });
+        self.detail("id", id.to_string()).key(key)
+    }
+
     /// The service's envelope: `{"error": {code, message, requestId, timestamp,
     /// details}}`, with `hint` added for the reader.
     pub fn envelope(&self) -> Value {
@@ -85,11 +111,11 @@ impl Failure {
         json!({ "error": error })
     }
 
-    fn from_sdk(err: &Error) -> Self {
+    pub fn from_sdk(err: &Error) -> Self {
         match err {
             Error::Api(api) => {
                 let (exit, hint) = advice(&api.kind, api.attempts);
-                let mut failure = Self::new(exit, &api.code, api.message.clone());
+                let mut failure = Self::new(exit, api.code.as_str(), api.message.clone());
                 failure.hint = hint;
                 failure.request_id = api.request_id.clone();
                 failure.timestamp = api.timestamp.map(|t| t.to_rfc3339());
@@ -116,26 +142,64 @@ impl Failure {
                     }
                     _ => "the funds were returned; the message tells the cause",
                 };
+                // The code as it came, known or not.
+                let code = match failed.code.as_str() {
+                    "" => "no error code",
+                    code => code,
+                };
                 Self::new(
                     Exit::GenerationFailed,
                     "GENERATION_FAILED",
                     format!(
-                        "generation {} failed: {} ({})",
-                        failed.id, failed.message, failed.code
+                        "generation {} failed: {} ({code})",
+                        failed.id, failed.message
                     ),
                 )
                 .hint(hint)
                 .detail("id", failed.id.to_string())
                 .detail("errorCode", failed.code.to_string())
                 .detail("retryable", failed.retryable())
+                .key(failed.idempotency_key.as_deref())
             }
-            Error::GenerationCancelled { id } => Self::new(
+            Error::GenerationCancelled {
+                id,
+                idempotency_key,
+            } => Self::new(
                 Exit::GenerationFailed,
                 "GENERATION_CANCELLED",
                 format!("generation {id} was cancelled"),
             )
-            .detail("id", id.to_string()),
-            Error::WaitTimeout { id, status } => Self::new(
+            .detail("id", id.to_string())
+            .key(idempotency_key.as_deref()),
+            Error::UnknownGenerationStatus {
+                generation,
+                idempotency_key,
+            } => Self::new(
+                Exit::Other,
+                "UNKNOWN_STATUS",
+                format!(
+                    "generation {} ended in status {}, which this version of mediagen does not \
+                     know",
+                    generation.id, generation.status
+                ),
+            )
+            .hint(format!(
+                "`mediagen get {}` shows it as the service sends it; a newer mediagen may know \
+                 the status",
+                generation.id
+            ))
+            .detail("id", generation.id.to_string())
+            .detail("status", generation.status.to_string())
+            .detail(
+                "generation",
+                serde_json::to_value(generation.as_ref()).unwrap_or_default(),
+            )
+            .key(idempotency_key.as_deref()),
+            Error::WaitTimeout {
+                id,
+                status,
+                idempotency_key,
+            } => Self::new(
                 Exit::Timeout,
                 "WAIT_TIMEOUT",
                 format!("generation {id} was still {status} at the deadline"),
@@ -144,7 +208,37 @@ impl Failure {
                 "it goes on on the service; resume with `mediagen get {id} --wait`"
             ))
             .detail("id", id.to_string())
-            .detail("status", status.to_string()),
+            .detail("status", status.to_string())
+            .key(idempotency_key.as_deref()),
+            Error::AfterCreate {
+                id,
+                idempotency_key,
+                source,
+            } => Self::from_sdk(source).created(*id, Some(idempotency_key), None),
+            Error::OutcomeUnknown {
+                operation,
+                check,
+                source,
+            } => {
+                let cause = Self::from_sdk(source);
+                let mut failure = Self::new(
+                    Exit::Other,
+                    "OUTCOME_UNKNOWN",
+                    format!(
+                        "the outcome of {operation} is unknown ({}); it was not sent again, \
+                         since it may have taken effect",
+                        cause.message
+                    ),
+                )
+                .hint(match how_to_check(operation) {
+                    Some(command) => format!("{check}: `{command}`"),
+                    None => check.to_string(),
+                })
+                .detail("operation", *operation)
+                .detail("cause", cause.code);
+                failure.request_id = cause.request_id;
+                failure
+            }
             Error::Connection { attempts, .. } => Self::new(
                 Exit::Other,
                 "CONNECTION_ERROR",
@@ -289,6 +383,19 @@ fn advice(kind: &ErrorKind, attempts: u32) -> (Exit, Option<String>) {
         ),
     };
     (exit, Some(hint))
+}
+
+/// The command that shows whether an operation whose outcome is unknown took effect.
+fn how_to_check(operation: &str) -> Option<&'static str> {
+    Some(match operation {
+        "create_topup" => "mediagen history --type TOPUP",
+        "create_invoice" => "mediagen invoices list",
+        "create_webhook_endpoint" | "update_webhook_endpoint" => "mediagen webhooks list",
+        "rotate_webhook_endpoint_secret" => "mediagen webhooks rotate ID",
+        "send_test_webhook" | "redeliver_webhook_message" => "mediagen webhooks deliveries ID",
+        "cancel_generation" => "mediagen get ID",
+        _ => return None,
+    })
 }
 
 /// The failure an error tells of: ours, the SDK's, or any other (exit 1).

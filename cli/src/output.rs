@@ -187,6 +187,15 @@ pub fn status_style(status: &str) -> Style {
     }
 }
 
+/// What people see for a value the answer did not carry: only some fields are
+/// guaranteed by the service, the others may be absent.
+pub const ABSENT: &str = "-";
+
+/// `show(value)`, or [`ABSENT`] when there is no value.
+pub fn or_absent<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> String {
+    value.map_or_else(|| ABSENT.to_owned(), show)
+}
+
 /// Roubles as people read them.
 pub fn rub(amount: f64) -> String {
     format!("{amount:.2} RUB")

@@ -12,7 +12,10 @@ use crate::types;
 /// ```no_run
 /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
 /// let account = client.account().get().await?;
-/// println!("{}: {} RUB, {} concurrent tasks", account.email, account.balance_rub, account.limits.concurrent_generations);
+/// // Only `id` is guaranteed: the account record's other fields are designed.
+/// if let Some(balance) = account.balance_rub {
+///     println!("{}: {balance} RUB", account.id);
+/// }
 /// # Ok(())
 /// # }
 /// ```

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::generations::{Generation, GenerationRequest, GenerationStatus};
-use crate::wait::{WaitOptions, outcome, watch};
+use crate::wait::{WaitOptions, after_create, follow};
 
 /// What happened to one request of a batch.
 ///
@@ -159,7 +159,7 @@ impl<'a> Batch<'a> {
     /// it when the same user runs other generations at the same time.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let batch = client.generations().batch(Vec::new()).max_active(2);
     /// # drop(batch);
     /// # Ok::<(), mediagen::Error>(())
@@ -173,7 +173,7 @@ impl<'a> Batch<'a> {
     /// first create attempt.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let batch = client.generations().batch(Vec::new()).options(mediagen::WaitOptions::default());
     /// # drop(batch);
     /// # Ok::<(), mediagen::Error>(())
@@ -186,7 +186,7 @@ impl<'a> Batch<'a> {
     /// Called each time a request is created, changes status or ends.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let batch = client.generations().batch(Vec::new()).on_progress(|p| eprintln!("{}/{}", p.finished, p.total));
     /// # drop(batch);
     /// # Ok::<(), mediagen::Error>(())
@@ -322,31 +322,21 @@ async fn run_one(
     if let Some(deadline) = deadline {
         options = options.timeout(deadline.saturating_duration_since(clock.now()));
     }
-    let mut changes = watch(client, id, options);
-    let mut last = None;
-    while let Some(item) = changes.next().await {
-        match item {
-            Ok(generation) => {
-                let _ = events.unbounded_send((
-                    index,
-                    BatchEvent::Status {
-                        id,
-                        status: generation.status.clone(),
-                    },
-                ));
-                last = Some(generation);
-            }
-            Err(err) => return (index, Some(id), Err(err)),
-        }
-    }
-    let result = match last {
-        Some(generation) => outcome(generation),
-        None => Err(Error::WaitTimeout {
-            id,
-            status: GenerationStatus::Pending,
-        }),
-    };
-    (index, Some(id), result)
+    let result = follow(client, id, options, |generation| {
+        let _ = events.unbounded_send((
+            index,
+            BatchEvent::Status {
+                id,
+                status: generation.status.clone(),
+            },
+        ));
+    })
+    .await;
+    (
+        index,
+        Some(id),
+        result.map_err(|err| after_create(err, &created)),
+    )
 }
 
 impl<'a> IntoFuture for Batch<'a> {

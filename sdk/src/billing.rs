@@ -8,26 +8,107 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::open_enum::open_enum;
 use crate::pagination::{Page, page, paginate};
-use crate::transport::call;
+use crate::transport::{call, send};
 use crate::types;
+
+open_enum! {
+    /// Currency of an amount: the service bills in roubles.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::Currency::from("RUB"), mediagen::Currency::Rub);
+    /// ```
+    pub enum Currency {
+        /// Russian roubles.
+        Rub = "RUB",
+    }
+}
+
+open_enum! {
+    /// Kind of a balance history entry (`type`).
+    ///
+    /// ```
+    /// let kind: mediagen::BillingOperationType = serde_json::from_str(r#""GENERATION_CHARGE""#)?;
+    /// assert_eq!(kind, mediagen::BillingOperationType::GenerationCharge);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub enum BillingOperationType {
+        /// A card top-up or a paid invoice.
+        Topup = "TOPUP",
+        /// The cost of one generation.
+        GenerationCharge = "GENERATION_CHARGE",
+        /// A manual correction.
+        Adjustment = "ADJUSTMENT",
+    }
+}
+
+open_enum! {
+    /// State of a balance history entry (`status`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::BillingOperationStatus::Refunded.as_str(), "REFUNDED");
+    /// ```
+    pub enum BillingOperationStatus {
+        /// Held for an active task.
+        Reserved = "RESERVED",
+        /// The task finished: the charge is kept.
+        Charged = "CHARGED",
+        /// The task failed or was cancelled: the charge was returned.
+        Refunded = "REFUNDED",
+        /// A top-up or an adjustment that took effect.
+        Completed = "COMPLETED",
+    }
+}
+
+open_enum! {
+    /// State of an invoice (`status`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::InvoiceStatus::from("PAID"), mediagen::InvoiceStatus::Paid);
+    /// ```
+    pub enum InvoiceStatus {
+        /// Awaiting payment by bank transfer.
+        Issued = "ISSUED",
+        /// Paid: the balance is credited and the closing act is available.
+        Paid = "PAID",
+        /// Cancelled.
+        Cancelled = "CANCELLED",
+    }
+}
+
+open_enum! {
+    /// State of a top-up (`status`).
+    ///
+    /// ```
+    /// assert!(!mediagen::TopupStatus::from("REVERSED").is_known());
+    /// ```
+    pub enum TopupStatus {
+        /// Awaiting payment on `paymentUrl`.
+        Pending = "PENDING",
+        /// Paid: the balance is credited.
+        Succeeded = "SUCCEEDED",
+        /// The payment failed.
+        Failed = "FAILED",
+    }
+}
 
 /// Which entries [`Billing::history`] returns.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
 /// use mediagen::HistoryFilter;
-/// use mediagen::types::ListBillingHistoryType;
+/// use mediagen::BillingOperationType;
 ///
 /// let filter = HistoryFilter::new()
-///     .kind(ListBillingHistoryType::GenerationCharge)
+///     .kind(BillingOperationType::GenerationCharge)
 ///     .from(Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap())
 ///     .page_size(100);
 /// # drop(filter);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HistoryFilter {
-    kind: Option<types::ListBillingHistoryType>,
+    kind: Option<BillingOperationType>,
     from: Option<DateTime<Utc>>,
     to: Option<DateTime<Utc>>,
     page_size: Option<u32>,
@@ -47,10 +128,10 @@ impl HistoryFilter {
     /// Only entries of this type.
     ///
     /// ```
-    /// let filter = mediagen::HistoryFilter::new().kind(mediagen::types::ListBillingHistoryType::Topup);
+    /// let filter = mediagen::HistoryFilter::new().kind(mediagen::BillingOperationType::Topup);
     /// # drop(filter);
     /// ```
-    pub fn kind(mut self, kind: types::ListBillingHistoryType) -> Self {
+    pub fn kind(mut self, kind: BillingOperationType) -> Self {
         self.kind = Some(kind);
         self
     }
@@ -94,7 +175,10 @@ impl HistoryFilter {
 /// ```no_run
 /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
 /// let balance = client.billing().balance().await?;
-/// println!("{} RUB available, {} RUB reserved", balance.available_rub, balance.reserved_rub);
+/// println!("{} RUB available", balance.available_rub);
+/// if let Some(reserved) = balance.reserved_rub {
+///     println!("{reserved} RUB reserved for active tasks");
+/// }
 /// # Ok(())
 /// # }
 /// ```
@@ -130,7 +214,7 @@ impl<'a> Billing<'a> {
     /// use futures::TryStreamExt;
     ///
     /// let entries: Vec<_> = client.billing().history(mediagen::HistoryFilter::new()).try_collect().await?;
-    /// let spent: f64 = entries.iter().map(|e| e.net_amount_rub).sum();
+    /// let spent: f64 = entries.iter().map(|e| e.net_amount_rub.unwrap_or(e.amount_rub)).sum();
     /// # drop(spent);
     /// # Ok(())
     /// # }
@@ -161,8 +245,8 @@ impl<'a> Billing<'a> {
         cursor: Option<&str>,
     ) -> Result<Page<types::BillingOperation>> {
         let mut builder = self.client.raw().list_billing_history();
-        if let Some(kind) = filter.kind {
-            builder = builder.type_(kind);
+        if let Some(kind) = &filter.kind {
+            builder = builder.type_(kind.clone());
         }
         if let Some(from) = filter.from {
             builder = builder.from(from);
@@ -238,7 +322,7 @@ impl<'a> Billing<'a> {
     /// let unpaid: Vec<_> = client
     ///     .billing()
     ///     .invoices()
-    ///     .try_filter(|i| std::future::ready(i.status == mediagen::types::InvoiceStatus::Issued))
+    ///     .try_filter(|i| std::future::ready(i.status == mediagen::InvoiceStatus::Issued))
     ///     .try_collect()
     ///     .await?;
     /// # drop(unpaid);
@@ -286,7 +370,7 @@ impl<'a> Billing<'a> {
     /// ```no_run
     /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
     /// let invoice = client.billing().create_invoice(25_000.0).await?;
-    /// println!("invoice {} due {}", invoice.number, invoice.due_at);
+    /// println!("invoice {} for {} RUB", invoice.number, invoice.amount_rub);
     /// # Ok(())
     /// # }
     /// ```
@@ -305,7 +389,7 @@ impl<'a> Billing<'a> {
     /// # }
     /// ```
     pub async fn invoice_pdf(&self, id: Uuid) -> Result<Bytes> {
-        let stream = call(self.client.raw().get_invoice_pdf().id(id).send()).await?;
+        let stream = send(self.client.raw().get_invoice_pdf().id(id).send()).await?;
         collect(stream).await
     }
 
@@ -320,7 +404,7 @@ impl<'a> Billing<'a> {
     /// # }
     /// ```
     pub async fn invoice_act(&self, id: Uuid) -> Result<Bytes> {
-        let stream = call(self.client.raw().get_invoice_act().id(id).send()).await?;
+        let stream = send(self.client.raw().get_invoice_act().id(id).send()).await?;
         collect(stream).await
     }
 

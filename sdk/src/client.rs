@@ -20,18 +20,11 @@ use crate::transport::{Shared, Transport, call};
 use crate::types;
 use crate::webhooks::WebhookEndpoints;
 
-/// The service's address: `servers[0].url` of the contract.
-///
-/// ```
-/// assert_eq!(mediagen::DEFAULT_BASE_URL, "https://api.mediagen.ru");
-/// ```
-pub const DEFAULT_BASE_URL: &str = "https://api.mediagen.ru";
-
 /// The variable [`Client::from_env`] reads the API key from.
 pub const ENV_API_KEY: &str = "MEDIAGEN_API_KEY";
 
-/// The variable [`Client::from_env`] reads the base URL from (default
-/// [`DEFAULT_BASE_URL`]).
+/// The variable [`Client::from_env`] reads the base URL from. There is no default:
+/// the service document names no host, and the key goes only where it is told.
 pub const ENV_BASE_URL: &str = "MEDIAGEN_BASE_URL";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -79,8 +72,8 @@ impl Client {
     /// [`ClientBuilder`].
     ///
     /// ```
-    /// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
-    /// assert_eq!(client.base_url(), "https://api.mediagen.ru");
+    /// let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// assert_eq!(client.base_url(), "http://127.0.0.1:8080");
     /// # Ok::<(), mediagen::Error>(())
     /// ```
     pub fn new(base_url: impl AsRef<str>, api_key: impl AsRef<str>) -> Result<Self> {
@@ -90,9 +83,9 @@ impl Client {
             .build()
     }
 
-    /// A client configured from the environment: the key from `MEDIAGEN_API_KEY`
-    /// (required), the address from `MEDIAGEN_BASE_URL` (default
-    /// [`DEFAULT_BASE_URL`]).
+    /// A client configured from the environment: the key from `MEDIAGEN_API_KEY` and
+    /// the service's address from `MEDIAGEN_BASE_URL`, both required. Without either
+    /// it fails with [`Error::Config`] before any request is made.
     ///
     /// ```
     /// match mediagen::Client::from_env() {
@@ -111,6 +104,7 @@ impl Client {
     /// use std::time::Duration;
     ///
     /// let client = mediagen::Client::builder()
+    ///     .base_url("http://127.0.0.1:8080")
     ///     .api_key("mg_live_demo_secret")
     ///     .timeout(Duration::from_secs(10))
     ///     .user_agent("my-app/1.2")
@@ -125,8 +119,8 @@ impl Client {
     /// The base URL requests go to.
     ///
     /// ```
-    /// let client = mediagen::Client::new("https://api.mediagen.ru/", "mg_live_demo_secret")?;
-    /// assert_eq!(client.base_url(), "https://api.mediagen.ru");
+    /// let client = mediagen::Client::new("http://127.0.0.1:8080/", "mg_live_demo_secret")?;
+    /// assert_eq!(client.base_url(), "http://127.0.0.1:8080");
     /// # Ok::<(), mediagen::Error>(())
     /// ```
     pub fn base_url(&self) -> &str {
@@ -169,7 +163,7 @@ impl Client {
     /// Input files: upload through presigned URLs, and download results.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let files = client.files();
     /// # drop(files);
     /// # Ok::<(), mediagen::Error>(())
@@ -181,7 +175,7 @@ impl Client {
     /// The balance, its history, requisites, invoices and top-ups.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let billing = client.billing();
     /// # drop(billing);
     /// # Ok::<(), mediagen::Error>(())
@@ -193,7 +187,7 @@ impl Client {
     /// The account that owns the key, and its spending summary.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let account = client.account();
     /// # drop(account);
     /// # Ok::<(), mediagen::Error>(())
@@ -221,7 +215,7 @@ impl Client {
     /// Sign-in links for the dashboard.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let auth = client.auth();
     /// # drop(auth);
     /// # Ok::<(), mediagen::Error>(())
@@ -238,7 +232,7 @@ impl Client {
     /// # let mock = mediagen_mock_server::MockServer::start().await;
     /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
     /// let health = client.health().await?;
-    /// assert_eq!(health.status, mediagen::types::HealthStatus::Ok);
+    /// assert_eq!(health.status, mediagen::HealthStatus::Ok);
     /// # Ok(())
     /// # }
     /// ```
@@ -304,7 +298,7 @@ impl Client {
     /// The retry policy in force.
     ///
     /// ```
-    /// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// assert_eq!(client.retry_policy().attempts(), 5);
     /// # Ok::<(), mediagen::Error>(())
     /// ```
@@ -346,7 +340,7 @@ impl Client {
 /// use mediagen::{Client, RetryPolicy};
 ///
 /// let client = Client::builder()
-///     .base_url("https://api.mediagen.ru")
+///     .base_url("http://127.0.0.1:8080")
 ///     .api_key("mg_live_demo_secret")
 ///     .timeout(Duration::from_secs(20))
 ///     .connect_timeout(Duration::from_secs(5))
@@ -359,7 +353,7 @@ impl Client {
 /// ```
 #[derive(Clone)]
 pub struct ClientBuilder {
-    base_url: String,
+    base_url: Option<String>,
     api_key: Option<String>,
     timeout: Duration,
     connect_timeout: Duration,
@@ -389,7 +383,7 @@ impl fmt::Debug for ClientBuilder {
 impl Default for ClientBuilder {
     fn default() -> Self {
         Self {
-            base_url: DEFAULT_BASE_URL.to_owned(),
+            base_url: None,
             api_key: None,
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -403,7 +397,7 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// The service's address (default [`DEFAULT_BASE_URL`]).
+    /// The service's address (required: there is no default host).
     ///
     /// ```
     /// let client = mediagen::Client::builder()
@@ -414,7 +408,7 @@ impl ClientBuilder {
     /// # Ok::<(), mediagen::Error>(())
     /// ```
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = url.into();
+        self.base_url = Some(url.into());
         self
     }
 
@@ -422,7 +416,10 @@ impl ClientBuilder {
     /// needs one. Without a key only the public operations work.
     ///
     /// ```
-    /// let client = mediagen::Client::builder().api_key("mg_live_demo_secret").build()?;
+    /// let client = mediagen::Client::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .api_key("mg_live_demo_secret")
+    ///     .build()?;
     /// # drop(client);
     /// # Ok::<(), mediagen::Error>(())
     /// ```
@@ -518,20 +515,31 @@ impl ClientBuilder {
 
     /// Builds the client.
     ///
-    /// Fails when the base URL is not an http(s) URL, the key is not usable in a
-    /// header, or the HTTP client cannot be built.
+    /// Fails when there is no base URL or it is not an http(s) URL, the key is not
+    /// usable in a header, or the HTTP client cannot be built.
     ///
     /// ```
     /// let err = mediagen::Client::builder().base_url("ftp://example.com").build().unwrap_err();
     /// assert!(matches!(err, mediagen::Error::Config(_)));
+    /// let err = mediagen::Client::builder().api_key("mg_live_demo_secret").build().unwrap_err();
+    /// assert!(err.to_string().contains("no base URL"));
     /// ```
     pub fn build(self) -> Result<Client> {
-        let url = reqwest::Url::parse(self.base_url.trim())
-            .map_err(|err| Error::Config(format!("base URL {:?}: {err}", self.base_url)))?;
+        let Some(base_url) = self
+            .base_url
+            .as_deref()
+            .filter(|url| !url.trim().is_empty())
+        else {
+            return Err(Error::Config(format!(
+                "no base URL: give the service's address with ClientBuilder::base_url or \
+                 {ENV_BASE_URL}; no host is assumed"
+            )));
+        };
+        let url = reqwest::Url::parse(base_url.trim())
+            .map_err(|err| Error::Config(format!("base URL {base_url:?}: {err}")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Error::Config(format!(
-                "base URL {:?} must be http or https",
-                self.base_url
+                "base URL {base_url:?} must be http or https"
             )));
         }
         let base_url = url.as_str().trim_end_matches('/').to_owned();
@@ -579,10 +587,23 @@ impl ClientBuilder {
     /// The builder [`Client::from_env`] uses, reading variables through `lookup`.
     pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let present = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let key = present(ENV_API_KEY)
-            .ok_or_else(|| Error::Config(format!("{ENV_API_KEY} is not set")))?;
-        let base_url = present(ENV_BASE_URL).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        Ok(Client::builder().base_url(base_url).api_key(key))
+        match (present(ENV_BASE_URL), present(ENV_API_KEY)) {
+            (Some(base_url), Some(key)) => Ok(Client::builder().base_url(base_url).api_key(key)),
+            (base_url, key) => {
+                let missing: Vec<&str> = [
+                    (ENV_BASE_URL, base_url.is_none()),
+                    (ENV_API_KEY, key.is_none()),
+                ]
+                .into_iter()
+                .filter_map(|(name, missing)| missing.then_some(name))
+                .collect();
+                Err(Error::Config(format!(
+                    "{} not set: the service's address and the API key are both required, \
+                     and no host is assumed",
+                    missing.join(" and ")
+                )))
+            }
+        }
     }
 }
 
@@ -591,17 +612,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn from_env_needs_a_key_and_defaults_the_base_url_to_the_contracts_server() {
+    fn from_env_needs_both_the_base_url_and_the_key() {
         let err = ClientBuilder::from_lookup(|_| None).unwrap_err();
-        assert!(err.to_string().contains("MEDIAGEN_API_KEY"));
+        assert!(
+            err.to_string()
+                .contains("MEDIAGEN_BASE_URL and MEDIAGEN_API_KEY not set"),
+            "{err}"
+        );
 
-        let client = ClientBuilder::from_lookup(|name| {
+        let only_key = ClientBuilder::from_lookup(|name| {
             (name == ENV_API_KEY).then(|| "mg_live_a_b".to_owned())
         })
-        .unwrap()
-        .build()
-        .unwrap();
-        assert_eq!(client.base_url(), DEFAULT_BASE_URL);
+        .unwrap_err();
+        assert!(
+            only_key
+                .to_string()
+                .starts_with("invalid client configuration: MEDIAGEN_BASE_URL not set"),
+            "{only_key}"
+        );
 
         let client = ClientBuilder::from_lookup(|name| match name {
             ENV_API_KEY => Some("mg_live_a_b".to_owned()),
@@ -615,16 +643,18 @@ mod tests {
     }
 
     #[test]
-    fn the_default_base_url_is_the_contracts_first_server() {
+    fn the_contract_names_no_host_either() {
         let doc: serde_json::Value =
             serde_json::from_str(include_str!("../../openapi/openapi.json")).unwrap();
-        assert_eq!(doc["servers"][0]["url"], DEFAULT_BASE_URL);
+        assert_eq!(doc["servers"][0]["url"], "{base_url}");
     }
 
     #[test]
     fn the_key_is_redacted_from_every_debug_output() {
         let key = "mg_live_pub_verysecretpart";
-        let builder = Client::builder().api_key(key);
+        let builder = Client::builder()
+            .base_url("http://127.0.0.1:8080")
+            .api_key(key);
         assert!(!format!("{builder:?}").contains("verysecretpart"));
         let client = builder.build().unwrap();
         assert!(!format!("{client:?}").contains("verysecretpart"));

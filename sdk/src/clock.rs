@@ -38,6 +38,7 @@ pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// }
 ///
 /// let client = mediagen::Client::builder()
+///     .base_url("http://127.0.0.1:8080")
 ///     .api_key("mg_live_demo_secret")
 ///     .clock(Instantly(Instant::now()))
 ///     .build()?;

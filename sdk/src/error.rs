@@ -14,8 +14,79 @@ use http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::generations::{GenerationFailure, GenerationStatus};
+use crate::generations::{Generation, GenerationFailure, GenerationStatus};
+use crate::open_enum::open_enum;
 use crate::rate_limit::RateLimit;
+
+open_enum! {
+    /// `error.code` of the service's error envelope, as sent. [`ErrorKind`] says what
+    /// it means and carries its details; a code this version does not know, such as
+    /// a new member of the `GATEWAY_*` or `BILLING_*` families, is kept as `Other`.
+    ///
+    /// ```
+    /// use mediagen::ErrorCode;
+    /// assert_eq!(ErrorCode::from("NOT_FOUND"), ErrorCode::NotFound);
+    /// assert_eq!(ErrorCode::from("GATEWAY_EXPLODED").to_string(), "GATEWAY_EXPLODED");
+    /// ```
+    pub enum ErrorCode {
+        /// 401: the key is absent, invalid or revoked.
+        AuthenticationError = "AUTHENTICATION_ERROR",
+        /// 403: the key has no right to the resource.
+        AuthorizationError = "AUTHORIZATION_ERROR",
+        /// 400: the request fails the schema; `details.fields[]`.
+        ValidationError = "VALIDATION_ERROR",
+        /// 404: missing, another user's, or an unknown `modelSlug`.
+        NotFound = "NOT_FOUND",
+        /// 403: the model is switched off or not available to the account.
+        ModelNotAvailable = "MODEL_NOT_AVAILABLE",
+        /// 410: the provider withdrew the model.
+        ModelUnavailable = "MODEL_UNAVAILABLE",
+        /// 415: wrong `Content-Type`.
+        UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE",
+        /// 413: the body is over the server's limit.
+        PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+        /// 402: the balance is below the cost.
+        InsufficientBalance = "INSUFFICIENT_BALANCE",
+        /// 503: the price is below the allowed minimum; nothing was taken.
+        MarginGuard = "MARGIN_GUARD",
+        /// 502: the payment circuit failed.
+        PaymentError = "PAYMENT_ERROR",
+        /// 409: the reservation of funds expired.
+        ReservationExpired = "RESERVATION_EXPIRED",
+        /// 429: a windowed limit, or the limit of active generations.
+        RateLimitError = "RATE_LIMIT_ERROR",
+        /// 429: the daily top-up cap is used up.
+        DailyCapExceeded = "DAILY_CAP_EXCEEDED",
+        /// 409: a state conflict.
+        ConflictError = "CONFLICT_ERROR",
+        /// 409: requests to the model are stopped after repeated safety refusals.
+        ModerationRepeatBlocked = "MODERATION_REPEAT_BLOCKED",
+        /// 502: a general model provider error.
+        ProviderError = "PROVIDER_ERROR",
+        /// 503: intake on the model is stopped for now; nothing was taken.
+        UpstreamCircuitOpen = "UPSTREAM_CIRCUIT_OPEN",
+        /// 503: a dependency is temporarily unavailable.
+        ServiceUnavailable = "SERVICE_UNAVAILABLE",
+        /// 502: a result file could not be fetched from storage.
+        OutputFetchFailed = "OUTPUT_FETCH_FAILED",
+        /// 502: the internal media gateway refused a request.
+        GatewayClientError = "GATEWAY_CLIENT_ERROR",
+        /// 502: a webhook delivery ended in error.
+        WebhookDeliveryError = "WEBHOOK_DELIVERY_ERROR",
+        /// 409: the messenger bot is not configured.
+        MessengerNotConfigured = "MESSENGER_NOT_CONFIGURED",
+        /// 500: an internal error.
+        InternalError = "INTERNAL_ERROR",
+        /// 502 or 503: a member of the `GATEWAY_*` family.
+        GatewayTimeout = "GATEWAY_TIMEOUT",
+        /// 502 or 503: a member of the `GATEWAY_*` family.
+        GatewayUnavailable = "GATEWAY_UNAVAILABLE",
+        /// 502 or 503: a member of the `BILLING_*` family.
+        BillingUnavailable = "BILLING_UNAVAILABLE",
+        /// 502 or 503: a member of the `BILLING_*` family.
+        BillingTimeout = "BILLING_TIMEOUT",
+    }
+}
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -75,6 +146,8 @@ pub enum Error {
     GenerationCancelled {
         /// The generation.
         id: uuid::Uuid,
+        /// The `Idempotency-Key` it was created with, when this call created it.
+        idempotency_key: Option<String>,
     },
 
     /// Waiting reached its deadline before the generation ended. It goes on on the
@@ -85,16 +158,53 @@ pub enum Error {
         id: uuid::Uuid,
         /// Its status when waiting stopped.
         status: GenerationStatus,
+        /// The `Idempotency-Key` it was created with, when this call created it.
+        idempotency_key: Option<String>,
     },
 
-    /// A generation reached a status this version does not know; polling stops at any
-    /// status other than `PENDING` and `PROCESSING`.
-    #[error("generation {id} reached status {status}, which this version does not know")]
+    /// A generation ended in a status this version does not know: the wait stops at
+    /// any status other than `PENDING` and `PROCESSING`, and gives the generation back
+    /// as it was read, its status as sent.
+    #[error(
+        "generation {} ended in status {}, which this version does not know",
+        generation.id,
+        generation.status
+    )]
     UnknownGenerationStatus {
+        /// The generation as last read.
+        generation: Box<Generation>,
+        /// The `Idempotency-Key` it was created with, when this call created it.
+        idempotency_key: Option<String>,
+    },
+
+    /// Something failed after the service accepted a create (reading the status, the
+    /// connection): the generation exists and its cost is reserved. Wait on it again
+    /// with [`Generations::wait`](crate::Generations::wait), or create again with the
+    /// same `Idempotency-Key`, which returns it instead of a new one.
+    #[error("generation {id} was created (idempotency key {idempotency_key}), then {source}")]
+    AfterCreate {
         /// The generation.
         id: uuid::Uuid,
-        /// The status as sent.
-        status: String,
+        /// The `Idempotency-Key` it was created with.
+        idempotency_key: String,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// A request that may act (a top-up, an invoice, an endpoint, a secret rotation,
+    /// a test event, a cancel, …) got no clear answer: a 5xx, a timeout or a broken
+    /// connection. It was not sent again, since a second attempt could act twice;
+    /// check whether it took effect before trying again, as `check` says.
+    #[error("the outcome of {operation} is unknown, so it was not sent again: {source}; {check}")]
+    OutcomeUnknown {
+        /// The operation (`operationId` of the contract).
+        operation: &'static str,
+        /// How to tell whether it took effect.
+        check: &'static str,
+        /// The answer, or the failure, that left it unknown.
+        #[source]
+        source: Box<Error>,
     },
 
     /// A successful answer did not have the shape the contract gives.
@@ -161,6 +271,7 @@ impl Error {
     pub fn api(&self) -> Option<&ApiError> {
         match self {
             Self::Api(err) => Some(err),
+            Self::AfterCreate { source, .. } | Self::OutcomeUnknown { source, .. } => source.api(),
             _ => None,
         }
     }
@@ -185,6 +296,58 @@ impl Error {
         match self {
             Self::Api(err) => Some(err.status),
             Self::UnexpectedStatus { status, .. } => Some(*status),
+            Self::AfterCreate { source, .. } | Self::OutcomeUnknown { source, .. } => {
+                source.status()
+            }
+            _ => None,
+        }
+    }
+
+    /// The generation the error is about, when there is one: a failed, cancelled or
+    /// timed-out wait, or anything that failed after a create was accepted. The
+    /// generation exists and was paid for: keep this id.
+    ///
+    /// ```
+    /// let id = uuid::Uuid::new_v4();
+    /// let err = mediagen::Error::GenerationCancelled { id, idempotency_key: None };
+    /// assert_eq!(err.generation_id(), Some(id));
+    /// ```
+    pub fn generation_id(&self) -> Option<uuid::Uuid> {
+        match self {
+            Self::GenerationFailed(failure) => Some(failure.id),
+            Self::GenerationCancelled { id, .. }
+            | Self::WaitTimeout { id, .. }
+            | Self::AfterCreate { id, .. } => Some(*id),
+            Self::UnknownGenerationStatus { generation, .. } => Some(generation.id),
+            _ => None,
+        }
+    }
+
+    /// The `Idempotency-Key` of the generation the error is about, when this call
+    /// created it: creating again with it returns that generation.
+    ///
+    /// ```
+    /// let err = mediagen::Error::GenerationCancelled {
+    ///     id: uuid::Uuid::new_v4(),
+    ///     idempotency_key: Some("order-17".into()),
+    /// };
+    /// assert_eq!(err.idempotency_key(), Some("order-17"));
+    /// ```
+    pub fn idempotency_key(&self) -> Option<&str> {
+        match self {
+            Self::GenerationFailed(failure) => failure.idempotency_key.as_deref(),
+            Self::GenerationCancelled {
+                idempotency_key, ..
+            }
+            | Self::WaitTimeout {
+                idempotency_key, ..
+            }
+            | Self::UnknownGenerationStatus {
+                idempotency_key, ..
+            } => idempotency_key.as_deref(),
+            Self::AfterCreate {
+                idempotency_key, ..
+            } => Some(idempotency_key),
             _ => None,
         }
     }
@@ -206,6 +369,7 @@ impl Error {
     /// deciding whether to try again after a longer pause: true for service errors of
     /// a temporary kind, connection failures, a concurrency limit that frees up when a
     /// task ends, a failed generation with a temporary cause, and a wait that timed out.
+    /// Never for [`Error::OutcomeUnknown`]: check whether the request took effect first.
     ///
     /// ```
     /// let err = mediagen::Error::InvalidRequest("empty prompt".into());
@@ -213,12 +377,29 @@ impl Error {
     /// ```
     pub fn is_retryable(&self) -> bool {
         match self {
+            // Trying again could act twice: check first.
+            Self::OutcomeUnknown { .. } => false,
+            Self::AfterCreate { source, .. } => source.is_retryable(),
             Self::Api(err) => {
                 err.is_retryable() || matches!(err.kind, ErrorKind::ConcurrencyLimit { .. })
             }
             Self::Connection { .. } | Self::Body(_) | Self::WaitTimeout { .. } => true,
             Self::GenerationFailed(failure) => failure.retryable(),
             _ => false,
+        }
+    }
+}
+
+impl Error {
+    /// The error of the last of `attempts` attempts.
+    pub(crate) fn with_attempts(self, attempts: u32) -> Self {
+        match self {
+            Self::Api(mut err) => {
+                err.attempts = attempts;
+                Self::Api(err)
+            }
+            Self::Connection { source, .. } => Self::Connection { attempts, source },
+            other => other,
         }
     }
 }
@@ -248,9 +429,9 @@ impl From<ApiError> for Error {
 pub struct ApiError {
     /// What went wrong, with its details typed.
     pub kind: ErrorKind,
-    /// `error.code` as sent, known or not; empty when the body was not the service's
-    /// envelope (a proxy's error page, say).
-    pub code: String,
+    /// `error.code` as sent, known or not; `Other("")` when the body was not the
+    /// service's envelope (a proxy's error page, say).
+    pub code: ErrorCode,
     /// `error.message`, or the start of the body when it was not the envelope.
     pub message: String,
     /// `error.requestId` (or the `x-request-id` header): quote it to support.
@@ -269,10 +450,9 @@ pub struct ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let code = if self.code.is_empty() {
-            "HTTP error"
-        } else {
-            &self.code
+        let code = match self.code.as_str() {
+            "" => "HTTP error",
+            code => code,
         };
         write!(f, "{code} ({}): {}", self.status, self.message)?;
         if let Some(id) = &self.request_id {
@@ -481,6 +661,7 @@ impl ApiError {
     ///     br#"{"error": {"code": "GATEWAY_EXPLODED", "message": "boom", "requestId": "req_9"}}"#,
     /// );
     /// assert_eq!((&err.kind, err.code.as_str()), (&ErrorKind::Gateway, "GATEWAY_EXPLODED"));
+    /// assert!(!err.code.is_known());
     /// assert!(err.is_retryable());
     ///
     /// let page = ApiError::from_response(http::StatusCode::BAD_GATEWAY, &http::HeaderMap::new(), b"<html>");
@@ -508,7 +689,7 @@ impl ApiError {
             };
             return Self {
                 kind,
-                code: String::new(),
+                code: ErrorCode::Other(String::new()),
                 message,
                 request_id: header_request_id,
                 status,
@@ -521,7 +702,7 @@ impl ApiError {
         let text = |error: &Map<String, Value>, name: &str| {
             error.get(name).and_then(Value::as_str).map(str::to_owned)
         };
-        let code = text(&error, "code").unwrap_or_default();
+        let code = ErrorCode::from(text(&error, "code").unwrap_or_default().as_str());
         let message = text(&error, "message").unwrap_or_default();
         let request_id = text(&error, "requestId").or(header_request_id);
         let timestamp = text(&error, "timestamp")
@@ -531,7 +712,7 @@ impl ApiError {
             Some(Value::Object(details)) => details,
             _ => Map::new(),
         };
-        let kind = kind_of(&code, &details, headers);
+        let kind = kind_of(code.as_str(), &details, headers);
         Self {
             kind,
             code,
@@ -545,8 +726,9 @@ impl ApiError {
         }
     }
 
-    /// Whether the client retries this error by itself (within its
-    /// [`RetryPolicy`](crate::RetryPolicy)): windowed rate limits, 5xx answers and the
+    /// Whether the error is of a temporary kind, which the client retries by itself
+    /// (within its [`RetryPolicy`](crate::RetryPolicy)) for a request that repeating
+    /// cannot make act twice: windowed rate limits, 5xx answers and the
     /// `SERVICE_UNAVAILABLE`, `GATEWAY_*` and `BILLING_*` families; never validation,
     /// balance, not-found, model, margin-guard or moderation errors, nor the
     /// concurrency limit.

@@ -16,6 +16,21 @@ use webhook_verify::Webhook;
 
 use crate::error::{Error, Result, header_str};
 use crate::generations::{FailureCode, GenerationStatus, MediaType};
+use crate::open_enum::open_enum;
+
+open_enum! {
+    /// The name of a webhook event (`type`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::EventType::from("generation.failed"), mediagen::EventType::GenerationFailed);
+    /// ```
+    pub enum EventType {
+        /// The task `SUCCEEDED`.
+        GenerationCompleted = "generation.completed",
+        /// The task `FAILED`; its cost is already refunded.
+        GenerationFailed = "generation.failed",
+    }
+}
 
 /// The names of the events this version knows.
 const COMPLETED: &str = "generation.completed";

@@ -20,8 +20,58 @@ use uuid::Uuid;
 use crate::client::Client;
 use crate::error::{ApiError, Error, Result};
 use crate::generations::Generation;
+use crate::open_enum::open_enum;
+use crate::retry::Decision;
 use crate::transport::{Operation, call};
 use crate::types;
+
+open_enum! {
+    /// Type of an input file.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::FileContentType::from("video/mp4"), mediagen::FileContentType::VideoMp4);
+    /// ```
+    pub enum FileContentType {
+        /// PNG image.
+        ImagePng = "image/png",
+        /// JPEG image.
+        ImageJpeg = "image/jpeg",
+        /// WebP image.
+        ImageWebp = "image/webp",
+        /// WAV audio.
+        AudioWav = "audio/wav",
+        /// MPEG audio (mp3).
+        AudioMpeg = "audio/mpeg",
+        /// MP4 video.
+        VideoMp4 = "video/mp4",
+    }
+}
+
+open_enum! {
+    /// State of an input file (`status`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::FileStatus::Uploaded.as_str(), "uploaded");
+    /// ```
+    pub enum FileStatus {
+        /// The upload URL was issued; the bytes have not arrived.
+        AwaitingUpload = "awaiting_upload",
+        /// The bytes arrived.
+        Uploaded = "uploaded",
+    }
+}
+
+open_enum! {
+    /// The HTTP method of a presigned upload.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::UploadMethod::Put.as_str(), "PUT");
+    /// ```
+    pub enum UploadMethod {
+        /// `PUT`.
+        Put = "PUT",
+    }
+}
 
 const CHUNK: usize = 64 * 1024;
 
@@ -69,20 +119,20 @@ type ProgressCallback<'a> = Box<dyn FnMut(Progress) + Send + 'a>;
 pub struct UploadedFile {
     /// The file's id (`fileId`).
     pub file_id: Uuid,
-    /// Where the stored file is read from.
-    pub file_url: String,
+    /// Where the stored file is read from, when the service says.
+    pub file_url: Option<String>,
     /// Bytes sent.
     pub size_bytes: u64,
     /// The declared type.
-    pub content_type: types::FileUploadRequestContentType,
-    /// When the upload URL stopped working.
-    pub expires_at: DateTime<Utc>,
+    pub content_type: FileContentType,
+    /// When the upload URL stops working, when the service says.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// The files area of a [`Client`].
 ///
 /// ```
-/// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+/// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
 /// let files = client.files();
 /// # drop(files);
 /// # Ok::<(), mediagen::Error>(())
@@ -102,17 +152,17 @@ impl<'a> Files<'a> {
     ///
     /// ```no_run
     /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
-    /// use mediagen::types::FileUploadRequestContentType;
+    /// use mediagen::FileContentType;
     ///
-    /// let upload = client.files().create_upload("cat.png", FileUploadRequestContentType::ImagePng, 48_213).await?;
-    /// println!("PUT the bytes to {} before {}", upload.upload_url, upload.expires_at);
+    /// let upload = client.files().create_upload("cat.png", FileContentType::ImagePng, 48_213).await?;
+    /// println!("PUT the bytes to {}", upload.upload_url);
     /// # Ok(())
     /// # }
     /// ```
     pub async fn create_upload(
         &self,
         filename: &str,
-        content_type: types::FileUploadRequestContentType,
+        content_type: FileContentType,
         size_bytes: u64,
     ) -> Result<types::FileUpload> {
         let body = types::FileUploadRequest {
@@ -178,7 +228,7 @@ impl<'a> Files<'a> {
     /// ```no_run
     /// # async fn demo(client: mediagen::Client, id: uuid::Uuid) -> Result<(), mediagen::Error> {
     /// let file = client.files().get(id).await?;
-    /// println!("{} is {}", file.filename, file.status);
+    /// println!("{} is {}", file.id, file.status);
     /// # Ok(())
     /// # }
     /// ```
@@ -308,12 +358,12 @@ enum Source {
 ///
 /// ```no_run
 /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
-/// use mediagen::types::FileUploadRequestContentType;
+/// use mediagen::FileContentType;
 ///
 /// let uploaded = client
 ///     .files()
 ///     .upload("scan.bin")
-///     .content_type(FileUploadRequestContentType::ImagePng)
+///     .content_type(FileContentType::ImagePng)
 ///     .filename("scan.png")
 ///     .await?;
 /// # drop(uploaded);
@@ -325,7 +375,7 @@ pub struct Upload<'a> {
     client: &'a Client,
     source: Source,
     filename: Option<String>,
-    content_type: Option<types::FileUploadRequestContentType>,
+    content_type: Option<FileContentType>,
     on_progress: Option<ProgressCallback<'a>>,
 }
 
@@ -344,12 +394,12 @@ impl<'a> Upload<'a> {
     /// mp3, mp4).
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
-    /// let upload = client.files().upload("x").content_type(mediagen::types::FileUploadRequestContentType::VideoMp4);
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let upload = client.files().upload("x").content_type(mediagen::FileContentType::VideoMp4);
     /// # drop(upload);
     /// # Ok::<(), mediagen::Error>(())
     /// ```
-    pub fn content_type(mut self, content_type: types::FileUploadRequestContentType) -> Self {
+    pub fn content_type(mut self, content_type: FileContentType) -> Self {
         self.content_type = Some(content_type);
         self
     }
@@ -357,7 +407,7 @@ impl<'a> Upload<'a> {
     /// The name the service records (by default the path's file name).
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let upload = client.files().upload("/tmp/upload-17").filename("cat.png");
     /// # drop(upload);
     /// # Ok::<(), mediagen::Error>(())
@@ -370,7 +420,7 @@ impl<'a> Upload<'a> {
     /// Called as the bytes go out.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let upload = client.files().upload("cat.png").on_progress(|p| eprintln!("{} bytes", p.bytes));
     /// # drop(upload);
     /// # Ok::<(), mediagen::Error>(())
@@ -410,14 +460,18 @@ impl<'a> Upload<'a> {
         };
         let upload = client
             .files()
-            .create_upload(&filename, content_type, size)
+            .create_upload(&filename, content_type.clone(), size)
             .await?;
 
         let url = reqwest::Url::parse(&upload.upload_url).map_err(|err| {
             Error::InvalidRequest(format!("upload URL {:?}: {err}", upload.upload_url))
         })?;
-        let method = reqwest::Method::from_bytes(upload.upload_method.to_string().as_bytes())
-            .unwrap_or(reqwest::Method::PUT);
+        // Without a method the upload is a PUT (the contract's FileUpload).
+        let method = match &upload.upload_method {
+            Some(method) => reqwest::Method::from_bytes(method.as_str().as_bytes())
+                .map_err(|_| Error::InvalidRequest(format!("upload method {method:?}")))?,
+            None => reqwest::Method::PUT,
+        };
         let mut headers = http::HeaderMap::new();
         for (name, value) in &upload.upload_headers {
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
@@ -533,7 +587,7 @@ impl<'a> Download<'a> {
     /// Called as the bytes arrive (`total` from `Content-Length`, when sent).
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let download = client
     ///     .files()
     ///     .download("https://cdn.example/0.png", "0.png")
@@ -546,6 +600,9 @@ impl<'a> Download<'a> {
         self
     }
 
+    /// One loop for the whole transfer: an attempt fails when the request does,
+    /// and also when the body breaks off, and either is retried within the
+    /// client's retry policy, from the start.
     async fn run(self) -> Result<u64> {
         let Self {
             client,
@@ -556,78 +613,84 @@ impl<'a> Download<'a> {
         let url = reqwest::Url::parse(&url)
             .map_err(|err| Error::InvalidRequest(format!("download URL {url:?}: {err}")))?;
         let shared = client.shared();
+        let operation = Operation::storage("download_file");
         let partial = partial_path(&path);
-        let io = |source| Error::Io {
-            path: partial.clone(),
-            source,
-        };
         let mut attempt = 1;
         loop {
             let mut request = reqwest::Request::new(reqwest::Method::GET, url.clone());
             request
                 .headers_mut()
                 .insert(USER_AGENT, shared.user_agent.clone());
-            let again = {
-                let url = url.clone();
-                let agent = shared.user_agent.clone();
-                move || {
-                    let mut request = reqwest::Request::new(reqwest::Method::GET, url.clone());
-                    request.headers_mut().insert(USER_AGENT, agent.clone());
-                    Some(request)
-                }
+            let (answer, decision) = shared.attempt_once(operation, request).await;
+            let (failure, decision) = match answer {
+                Ok(response) => match receive(response, &partial, &mut on_progress).await {
+                    Ok(written) => {
+                        tokio::fs::rename(&partial, &path)
+                            .await
+                            .map_err(|source| Error::Io {
+                                path: path.clone(),
+                                source,
+                            })?;
+                        return Ok(written);
+                    }
+                    Err(Received::Io(err)) => return Err(err),
+                    Err(Received::Broken(err)) => {
+                        let _ = tokio::fs::remove_file(&partial).await;
+                        (Error::Body(err), Decision::Retry { retry_after: None })
+                    }
+                },
+                Err(err) => (err, decision),
             };
-            let (result, attempts) = shared
-                .run(Operation::storage("download_file"), request, again)
-                .await;
-            let response = result.map_err(|source| Error::Connection { attempts, source })?;
-            let response = check(response).await?;
-            let total = response.content_length();
-            let mut file = tokio::fs::File::create(&partial).await.map_err(io)?;
-            let mut written = 0_u64;
-            let mut body = response.bytes_stream();
-            let mut broken = None;
-            while let Some(chunk) = body.next().await {
-                match chunk {
-                    Ok(chunk) => {
-                        file.write_all(&chunk).await.map_err(io)?;
-                        written += chunk.len() as u64;
-                        if let Some(callback) = on_progress.as_mut() {
-                            callback(Progress {
-                                bytes: written,
-                                total,
-                            });
-                        }
-                    }
-                    Err(err) => {
-                        broken = Some(err);
-                        break;
-                    }
-                }
-            }
-            if let Some(err) = broken {
-                drop(file);
-                let _ = tokio::fs::remove_file(&partial).await;
-                if attempt < shared.retry.attempts() {
-                    let delay = shared.retry.delay(attempt);
-                    tracing::warn!(url = %url, attempt, error = %err, "download broke off; starting again");
+            match shared.delay(attempt, decision) {
+                Some(delay) => {
+                    tracing::warn!(url = %url, attempt, error = %failure, "download failed; starting again");
                     shared.clock.sleep(delay).await;
                     attempt += 1;
-                    continue;
                 }
-                return Err(Error::Body(err));
+                None => return Err(failure.with_attempts(attempt)),
             }
-            file.flush().await.map_err(io)?;
-            file.sync_all().await.map_err(io)?;
-            drop(file);
-            tokio::fs::rename(&partial, &path)
-                .await
-                .map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-            return Ok(written);
         }
     }
+}
+
+/// Why receiving a body stopped.
+enum Received {
+    /// Writing the file failed: final.
+    Io(Error),
+    /// The body broke off: worth another attempt.
+    Broken(reqwest::Error),
+}
+
+/// Writes the body of `response` to `partial`, reporting progress.
+async fn receive(
+    response: reqwest::Response,
+    partial: &Path,
+    on_progress: &mut Option<ProgressCallback<'_>>,
+) -> std::result::Result<u64, Received> {
+    let io = |source| {
+        Received::Io(Error::Io {
+            path: partial.to_owned(),
+            source,
+        })
+    };
+    let total = response.content_length();
+    let mut file = tokio::fs::File::create(partial).await.map_err(io)?;
+    let mut written = 0_u64;
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(Received::Broken)?;
+        file.write_all(&chunk).await.map_err(io)?;
+        written += chunk.len() as u64;
+        if let Some(callback) = on_progress.as_mut() {
+            callback(Progress {
+                bytes: written,
+                total,
+            });
+        }
+    }
+    file.flush().await.map_err(io)?;
+    file.sync_all().await.map_err(io)?;
+    Ok(written)
 }
 
 impl<'a> IntoFuture for Download<'a> {
@@ -660,8 +723,8 @@ async fn check(response: reqwest::Response) -> Result<reqwest::Response> {
     Err(ApiError::from_response(status, &headers, &body).into())
 }
 
-fn guess_content_type(filename: &str) -> Option<types::FileUploadRequestContentType> {
-    use types::FileUploadRequestContentType as Type;
+fn guess_content_type(filename: &str) -> Option<FileContentType> {
+    use FileContentType as Type;
     let extension = Path::new(filename)
         .extension()?
         .to_str()?
@@ -717,7 +780,7 @@ mod tests {
 
     #[test]
     fn the_type_comes_from_the_extension() {
-        use types::FileUploadRequestContentType as Type;
+        use FileContentType as Type;
         assert_eq!(guess_content_type("a.PNG"), Some(Type::ImagePng));
         assert_eq!(guess_content_type("clip.mp4"), Some(Type::VideoMp4));
         assert_eq!(guess_content_type("notes.txt"), None);

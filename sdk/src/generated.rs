@@ -9,123 +9,106 @@ use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderE
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
-    ///*Design:* the account that owns the API key.
+    #[doc = "*Design:* the account that owns the API key.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Account {
         ///Balance available for new tasks, in roubles.
-        #[serde(rename = "balanceRub")]
-        pub balance_rub: f64,
+        #[serde(
+            rename = "balanceRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub balance_rub: ::std::option::Option<f64>,
         ///Creation time.
-        #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "createdAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Sign-in address of the account.
-        pub email: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<::std::string::String>,
         ///Identifier of the account.
         pub id: ::uuid::Uuid,
-        pub limits: AccountLimits,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub limits: ::std::option::Option<AccountLimits>,
         ///Display name.
-        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
         ///Held for active tasks, in roubles.
-        #[serde(rename = "reservedRub")]
-        pub reserved_rub: f64,
+        #[serde(
+            rename = "reservedRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reserved_rub: ::std::option::Option<f64>,
     }
     impl Account {
         pub fn builder() -> builder::Account {
             Default::default()
         }
     }
-    ///Limits that apply to the account.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    /**Limits that apply to the account.
+
+*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[non_exhaustive]
     pub struct AccountLimits {
         ///Active (PENDING plus PROCESSING) tasks allowed; 5.
-        #[serde(rename = "concurrentGenerations")]
-        pub concurrent_generations: i64,
+        #[serde(
+            rename = "concurrentGenerations",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub concurrent_generations: ::std::option::Option<i64>,
         ///General request rate per IP address; 60.
-        #[serde(rename = "requestsPerMinute")]
-        pub requests_per_minute: i64,
+        #[serde(
+            rename = "requestsPerMinute",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub requests_per_minute: ::std::option::Option<i64>,
         ///Webhook endpoints allowed; 5.
-        #[serde(rename = "webhookEndpoints")]
-        pub webhook_endpoints: i64,
+        #[serde(
+            rename = "webhookEndpoints",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub webhook_endpoints: ::std::option::Option<i64>,
     }
     impl AccountLimits {
         pub fn builder() -> builder::AccountLimits {
             Default::default()
         }
     }
-    ///*Design:* the single balance of the account, in roubles.
+    #[doc = "*Design:* the single balance of the account, in roubles.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Balance {
         ///What new tasks can use, in roubles.
         #[serde(rename = "availableRub")]
         pub available_rub: f64,
-        ///Always `RUB`.
-        pub currency: BalanceCurrency,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<crate::Currency>,
         ///Held for active (PENDING or PROCESSING) tasks, in roubles.
-        #[serde(rename = "reservedRub")]
-        pub reserved_rub: f64,
+        #[serde(
+            rename = "reservedRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reserved_rub: ::std::option::Option<f64>,
         ///Time of the last change.
-        #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
     impl Balance {
         pub fn builder() -> builder::Balance {
             Default::default()
         }
     }
-    ///Always `RUB`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum BalanceCurrency {
-        #[serde(rename = "RUB")]
-        Rub,
-    }
-    impl ::std::fmt::Display for BalanceCurrency {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Rub => f.write_str("RUB"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for BalanceCurrency {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "RUB" => Ok(Self::Rub),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for BalanceCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for BalanceCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///An entry of the balance history. One task gives one charge and at most one refund. The internal ledger records a refund as a GENERATION_REFUND entry, which the public API hides: *Design:* a refund never appears as its own entry; the charge entry of the task moves to status REFUNDED with `refundedAt` set, and its `netAmountRub` becomes 0.
+    /**An entry of the balance history. One task gives one charge and at most one refund. The internal ledger records a refund as a GENERATION_REFUND entry, which the public API hides: *Design:* a refund never appears as its own entry; the charge entry of the task moves to status REFUNDED with `refundedAt` set, and its `netAmountRub` becomes 0.
+
+*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct BillingOperation {
         ///Signed amount in roubles: positive credits, negative debits.
         #[serde(rename = "amountRub")]
@@ -134,39 +117,45 @@ pub mod types {
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Human-readable text.
-        pub description: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
         ///The task of a GENERATION_CHARGE; null for other types.
         #[serde(
             rename = "generationId",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub generation_id: ::std::option::Option<::uuid::Uuid>,
         ///Identifier of the entry.
         pub id: ::std::string::String,
         ///What the entry finally amounts to: equal to `amountRub` unless it was refunded, then 0.
-        #[serde(rename = "netAmountRub")]
-        pub net_amount_rub: f64,
+        #[serde(
+            rename = "netAmountRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub net_amount_rub: ::std::option::Option<f64>,
         ///When the charge was refunded; null unless `status` is REFUNDED.
         #[serde(
             rename = "refundedAt",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub refunded_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
-        ///`RESERVED` (held for an active task), `CHARGED` (task finished), `REFUNDED` (task FAILED or CANCELLED, money returned), `COMPLETED` (top-ups and adjustments).
-        pub status: BillingOperationStatus,
-        ///`TOPUP` (card top-up or paid invoice), `GENERATION_CHARGE` (cost of one task), `ADJUSTMENT` (manual correction).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<crate::BillingOperationStatus>,
         #[serde(rename = "type")]
-        pub type_: BillingOperationType,
+        pub type_: crate::BillingOperationType,
     }
     impl BillingOperation {
         pub fn builder() -> builder::BillingOperation {
             Default::default()
         }
     }
-    ///One page of balance history entries (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    /**One page of balance history entries (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+
+*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct BillingOperationList {
         ///Balance history entries, newest first.
         pub data: ::std::vec::Vec<BillingOperation>,
@@ -176,7 +165,7 @@ pub mod types {
         ///Pass as `cursor` to get the next page; null on the last page.
         #[serde(
             rename = "nextCursor",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
@@ -185,130 +174,9 @@ pub mod types {
             Default::default()
         }
     }
-    ///`RESERVED` (held for an active task), `CHARGED` (task finished), `REFUNDED` (task FAILED or CANCELLED, money returned), `COMPLETED` (top-ups and adjustments).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum BillingOperationStatus {
-        #[serde(rename = "RESERVED")]
-        Reserved,
-        #[serde(rename = "CHARGED")]
-        Charged,
-        #[serde(rename = "REFUNDED")]
-        Refunded,
-        #[serde(rename = "COMPLETED")]
-        Completed,
-    }
-    impl ::std::fmt::Display for BillingOperationStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Reserved => f.write_str("RESERVED"),
-                Self::Charged => f.write_str("CHARGED"),
-                Self::Refunded => f.write_str("REFUNDED"),
-                Self::Completed => f.write_str("COMPLETED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for BillingOperationStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "RESERVED" => Ok(Self::Reserved),
-                "CHARGED" => Ok(Self::Charged),
-                "REFUNDED" => Ok(Self::Refunded),
-                "COMPLETED" => Ok(Self::Completed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for BillingOperationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for BillingOperationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///`TOPUP` (card top-up or paid invoice), `GENERATION_CHARGE` (cost of one task), `ADJUSTMENT` (manual correction).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum BillingOperationType {
-        #[serde(rename = "TOPUP")]
-        Topup,
-        #[serde(rename = "GENERATION_CHARGE")]
-        GenerationCharge,
-        #[serde(rename = "ADJUSTMENT")]
-        Adjustment,
-    }
-    impl ::std::fmt::Display for BillingOperationType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Topup => f.write_str("TOPUP"),
-                Self::GenerationCharge => f.write_str("GENERATION_CHARGE"),
-                Self::Adjustment => f.write_str("ADJUSTMENT"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for BillingOperationType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "TOPUP" => Ok(Self::Topup),
-                "GENERATION_CHARGE" => Ok(Self::GenerationCharge),
-                "ADJUSTMENT" => Ok(Self::Adjustment),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for BillingOperationType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for BillingOperationType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* the public catalogue of models, their parameters and prices in roubles.
+    #[doc = "*Design:* the public catalogue of models, their parameters and prices in roubles.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Catalog {
         ///The models.
         pub models: ::std::vec::Vec<Model>,
@@ -318,80 +186,10 @@ pub mod types {
             Default::default()
         }
     }
-    ///`data.generation` of the `generation.completed` event.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct CompletedGeneration {
-        ///When the task finished.
-        pub completed_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///Cost in roubles.
-        pub cost_rub: f64,
-        ///Identifier of the generation.
-        pub id: ::uuid::Uuid,
-        pub media_type: MediaType,
-        ///Final result URLs.
-        pub output_urls: ::std::vec::Vec<::std::string::String>,
-        ///Always `SUCCEEDED`.
-        pub status: CompletedGenerationStatus,
-    }
-    impl CompletedGeneration {
-        pub fn builder() -> builder::CompletedGeneration {
-            Default::default()
-        }
-    }
-    ///Always `SUCCEEDED`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum CompletedGenerationStatus {
-        #[serde(rename = "SUCCEEDED")]
-        Succeeded,
-    }
-    impl ::std::fmt::Display for CompletedGenerationStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Succeeded => f.write_str("SUCCEEDED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for CompletedGenerationStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "SUCCEEDED" => Ok(Self::Succeeded),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for CompletedGenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for CompletedGenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///`CreateGenerationIdempotencyKey`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct CreateGenerationIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for CreateGenerationIdempotencyKey {
         type Target = ::std::string::String;
@@ -449,6 +247,7 @@ pub mod types {
     }
     ///Body of `POST /v1/generations`. *Design:* `modelSlug` and `prompt` are required, `params` is optional.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct CreateGenerationRequest {
         ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
         #[serde(rename = "modelSlug")]
@@ -466,6 +265,7 @@ pub mod types {
     ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct CreateGenerationRequestModelSlug(::std::string::String);
     impl ::std::ops::Deref for CreateGenerationRequestModelSlug {
         type Target = ::std::string::String;
@@ -522,6 +322,7 @@ pub mod types {
     ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct CreateGenerationRequestPrompt(::std::string::String);
     impl ::std::ops::Deref for CreateGenerationRequestPrompt {
         type Target = ::std::string::String;
@@ -577,15 +378,18 @@ pub mod types {
                 })
         }
     }
-    ///Answer to creation: exactly these three fields (rule 1 of `POST /v1/generations`). The first answer always has status `PENDING`; a request repeating an earlier `Idempotency-Key` returns the existing generation's `id`, its current `status` and its `costRub` (rule 7).
+    /**Answer to creation: exactly these three fields (rule 1 of `POST /v1/generations`). The first answer always has status `PENDING`; a request repeating an earlier `Idempotency-Key` returns the existing generation's `id`, its current `status` and its `costRub` (rule 7).
+
+Guaranteed by the service document: all three fields (rule 1 of `POST /v1/generations`).*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct CreateGenerationResponse {
         ///Cost in roubles reserved on the balance at the moment of the answer.
         #[serde(rename = "costRub")]
         pub cost_rub: f64,
         ///Identifier of the task; used in `GET /v1/generations/{id}`.
         pub id: ::uuid::Uuid,
-        pub status: GenerationStatus,
+        pub status: crate::GenerationStatus,
     }
     impl CreateGenerationResponse {
         pub fn builder() -> builder::CreateGenerationResponse {
@@ -594,6 +398,7 @@ pub mod types {
     }
     ///Body of `POST /v1/billing/invoices`. Requisites must be set first, else 400 VALIDATION_ERROR with a field error at path `/requisites`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct CreateInvoiceRequest {
         ///Amount in roubles, VAT included; *Design:* 1000 to 10000000.
         #[serde(rename = "amountRub")]
@@ -606,6 +411,7 @@ pub mod types {
     }
     ///Body of `POST /v1/webhook-endpoints`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct CreateWebhookEndpointRequest {
         ///Free text for the owner.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -616,7 +422,7 @@ pub mod types {
             default,
             skip_serializing_if = "::std::vec::Vec::is_empty"
         )]
-        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
         ///Target address: scheme http or https (https recommended); not localhost, not a private network address, and the host name must resolve.
         pub url: ::std::string::String,
     }
@@ -628,6 +434,7 @@ pub mod types {
     ///Free text for the owner.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct CreateWebhookEndpointRequestDescription(::std::string::String);
     impl ::std::ops::Deref for CreateWebhookEndpointRequestDescription {
         type Target = ::std::string::String;
@@ -683,6 +490,7 @@ pub mod types {
     }
     ///The envelope of every error response (HTTP status 400 or above). Clients log `error.requestId` and `error.code`, retry RATE_LIMIT_ERROR, SERVICE_UNAVAILABLE and GATEWAY_*/BILLING_* with exponential delay and jitter (1 s, 2 s, 4 s, 8 s, stop after 5 attempts), fix VALIDATION_ERROR by `details.fields[]`, choose another model on MODEL_UNAVAILABLE/MODEL_NOT_AVAILABLE and top up on INSUFFICIENT_BALANCE.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Error {
         pub error: ErrorBody,
     }
@@ -691,10 +499,13 @@ pub mod types {
             Default::default()
         }
     }
-    ///Body of the `error` member. `details` is optional and depends on the code.
+    /**Body of the `error` member. `details` is optional and depends on the code.
+
+Guaranteed by the service document: `code`, `message`, `requestId` and `timestamp`; `details` is optional.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct ErrorBody {
-        pub code: ErrorCode,
+        pub code: crate::ErrorCode,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub details: ::std::option::Option<ErrorDetails>,
         ///Text of the error.
@@ -713,6 +524,7 @@ pub mod types {
     ///Request identifier for support, starting `req_`; equal to the `x-request-id` header.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct ErrorBodyRequestId(::std::string::String);
     impl ::std::ops::Deref for ErrorBodyRequestId {
         type Target = ::std::string::String;
@@ -766,198 +578,9 @@ pub mod types {
                 })
         }
     }
-    /**Value of `error.code`, with its HTTP status:
-
-- `AUTHENTICATION_ERROR` (401): key absent, invalid or revoked.
-- `AUTHORIZATION_ERROR` (403): key valid, no right to the resource.
-- `VALIDATION_ERROR` (400): parameters fail the schema (`details.fields[]`); also `Model pricing not configured`, a too large or unsupported file at `POST /v1/files`, and the webhook endpoint checks.
-- `NOT_FOUND` (404): resource missing or belonging to another user; also an unknown `modelSlug`.
-- `MODEL_NOT_AVAILABLE` (403): model switched off or not available to the account; choose another model.
-- `MODEL_UNAVAILABLE` (410): the provider withdrew the model; retry does not help, choose another model.
-- `UNSUPPORTED_MEDIA_TYPE` (415): wrong Content-Type.
-- `PAYLOAD_TOO_LARGE` (413): body over the server limit.
-- `INSUFFICIENT_BALANCE` (402): balance below the cost; `details.required`, `details.available`; top up the balance.
-- `MARGIN_GUARD` (503): the price of the model for this request is below the allowed minimum relative to provider cost; no generation is created, no money is taken, retry does not help.
-- `PAYMENT_ERROR` (502): failure of the payment circuit.
-- `RESERVATION_EXPIRED` (409): the reservation of funds expired before confirmation.
-- `RATE_LIMIT_ERROR` (429): request rate exceeded (`retry-after`, `details.retryAfter`), or concurrent generations exceeded (neither).
-- `DAILY_CAP_EXCEEDED` (429): daily top-up cap used up.
-- `CONFLICT_ERROR` (409): state conflict, e.g. an idempotent request still being executed.
-- `MODERATION_REPEAT_BLOCKED` (409): requests to the model are stopped because consecutive attempts were rejected by its safety check; change the material or the model (`details.modelSlug`, `details.streak`).
-- `PROVIDER_ERROR` (502): general model provider error.
-- `UPSTREAM_CIRCUIT_OPEN` (503): intake of generations on the model is stopped temporarily; no money taken; choose another model or wait.
-- `SERVICE_UNAVAILABLE` (503): an external dependency is temporarily unavailable.
-- `OUTPUT_FETCH_FAILED` (502): a result file could not be fetched from storage.
-- `GATEWAY_CLIENT_ERROR` (502): an internal integration got a request error from the internal media gateway.
-- `WEBHOOK_DELIVERY_ERROR` (502): a webhook delivery ended in error.
-- `MESSENGER_NOT_CONFIGURED` (409): the messenger bot is not configured for the requested operation.
-- `INTERNAL_ERROR` (500): internal error.
-- `GATEWAY_TIMEOUT` (502): *design* member of the GATEWAY_* family: the internal media gateway did not answer in time.
-- `GATEWAY_UNAVAILABLE` (503): *design* member of the GATEWAY_* family: the internal media gateway is unavailable.
-- `BILLING_UNAVAILABLE` (503): *design* member of the BILLING_* family: the billing service is unavailable.
-- `BILLING_TIMEOUT` (502): *design* member of the BILLING_* family: the billing service did not answer in time.
-
-The document names the families GATEWAY_* and BILLING_* (502 or 503, internal integration failure) without their members; the four members marked *design* are the chosen ones. Clients must treat any unknown code starting `GATEWAY_` or `BILLING_` as retryable with exponential delay.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ErrorCode {
-        #[serde(rename = "AUTHENTICATION_ERROR")]
-        AuthenticationError,
-        #[serde(rename = "AUTHORIZATION_ERROR")]
-        AuthorizationError,
-        #[serde(rename = "VALIDATION_ERROR")]
-        ValidationError,
-        #[serde(rename = "NOT_FOUND")]
-        NotFound,
-        #[serde(rename = "MODEL_NOT_AVAILABLE")]
-        ModelNotAvailable,
-        #[serde(rename = "MODEL_UNAVAILABLE")]
-        ModelUnavailable,
-        #[serde(rename = "UNSUPPORTED_MEDIA_TYPE")]
-        UnsupportedMediaType,
-        #[serde(rename = "PAYLOAD_TOO_LARGE")]
-        PayloadTooLarge,
-        #[serde(rename = "INSUFFICIENT_BALANCE")]
-        InsufficientBalance,
-        #[serde(rename = "MARGIN_GUARD")]
-        MarginGuard,
-        #[serde(rename = "PAYMENT_ERROR")]
-        PaymentError,
-        #[serde(rename = "RESERVATION_EXPIRED")]
-        ReservationExpired,
-        #[serde(rename = "RATE_LIMIT_ERROR")]
-        RateLimitError,
-        #[serde(rename = "DAILY_CAP_EXCEEDED")]
-        DailyCapExceeded,
-        #[serde(rename = "CONFLICT_ERROR")]
-        ConflictError,
-        #[serde(rename = "MODERATION_REPEAT_BLOCKED")]
-        ModerationRepeatBlocked,
-        #[serde(rename = "PROVIDER_ERROR")]
-        ProviderError,
-        #[serde(rename = "UPSTREAM_CIRCUIT_OPEN")]
-        UpstreamCircuitOpen,
-        #[serde(rename = "SERVICE_UNAVAILABLE")]
-        ServiceUnavailable,
-        #[serde(rename = "OUTPUT_FETCH_FAILED")]
-        OutputFetchFailed,
-        #[serde(rename = "GATEWAY_CLIENT_ERROR")]
-        GatewayClientError,
-        #[serde(rename = "WEBHOOK_DELIVERY_ERROR")]
-        WebhookDeliveryError,
-        #[serde(rename = "MESSENGER_NOT_CONFIGURED")]
-        MessengerNotConfigured,
-        #[serde(rename = "INTERNAL_ERROR")]
-        InternalError,
-        #[serde(rename = "GATEWAY_TIMEOUT")]
-        GatewayTimeout,
-        #[serde(rename = "GATEWAY_UNAVAILABLE")]
-        GatewayUnavailable,
-        #[serde(rename = "BILLING_UNAVAILABLE")]
-        BillingUnavailable,
-        #[serde(rename = "BILLING_TIMEOUT")]
-        BillingTimeout,
-    }
-    impl ::std::fmt::Display for ErrorCode {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::AuthenticationError => f.write_str("AUTHENTICATION_ERROR"),
-                Self::AuthorizationError => f.write_str("AUTHORIZATION_ERROR"),
-                Self::ValidationError => f.write_str("VALIDATION_ERROR"),
-                Self::NotFound => f.write_str("NOT_FOUND"),
-                Self::ModelNotAvailable => f.write_str("MODEL_NOT_AVAILABLE"),
-                Self::ModelUnavailable => f.write_str("MODEL_UNAVAILABLE"),
-                Self::UnsupportedMediaType => f.write_str("UNSUPPORTED_MEDIA_TYPE"),
-                Self::PayloadTooLarge => f.write_str("PAYLOAD_TOO_LARGE"),
-                Self::InsufficientBalance => f.write_str("INSUFFICIENT_BALANCE"),
-                Self::MarginGuard => f.write_str("MARGIN_GUARD"),
-                Self::PaymentError => f.write_str("PAYMENT_ERROR"),
-                Self::ReservationExpired => f.write_str("RESERVATION_EXPIRED"),
-                Self::RateLimitError => f.write_str("RATE_LIMIT_ERROR"),
-                Self::DailyCapExceeded => f.write_str("DAILY_CAP_EXCEEDED"),
-                Self::ConflictError => f.write_str("CONFLICT_ERROR"),
-                Self::ModerationRepeatBlocked => f.write_str("MODERATION_REPEAT_BLOCKED"),
-                Self::ProviderError => f.write_str("PROVIDER_ERROR"),
-                Self::UpstreamCircuitOpen => f.write_str("UPSTREAM_CIRCUIT_OPEN"),
-                Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
-                Self::OutputFetchFailed => f.write_str("OUTPUT_FETCH_FAILED"),
-                Self::GatewayClientError => f.write_str("GATEWAY_CLIENT_ERROR"),
-                Self::WebhookDeliveryError => f.write_str("WEBHOOK_DELIVERY_ERROR"),
-                Self::MessengerNotConfigured => f.write_str("MESSENGER_NOT_CONFIGURED"),
-                Self::InternalError => f.write_str("INTERNAL_ERROR"),
-                Self::GatewayTimeout => f.write_str("GATEWAY_TIMEOUT"),
-                Self::GatewayUnavailable => f.write_str("GATEWAY_UNAVAILABLE"),
-                Self::BillingUnavailable => f.write_str("BILLING_UNAVAILABLE"),
-                Self::BillingTimeout => f.write_str("BILLING_TIMEOUT"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ErrorCode {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "AUTHENTICATION_ERROR" => Ok(Self::AuthenticationError),
-                "AUTHORIZATION_ERROR" => Ok(Self::AuthorizationError),
-                "VALIDATION_ERROR" => Ok(Self::ValidationError),
-                "NOT_FOUND" => Ok(Self::NotFound),
-                "MODEL_NOT_AVAILABLE" => Ok(Self::ModelNotAvailable),
-                "MODEL_UNAVAILABLE" => Ok(Self::ModelUnavailable),
-                "UNSUPPORTED_MEDIA_TYPE" => Ok(Self::UnsupportedMediaType),
-                "PAYLOAD_TOO_LARGE" => Ok(Self::PayloadTooLarge),
-                "INSUFFICIENT_BALANCE" => Ok(Self::InsufficientBalance),
-                "MARGIN_GUARD" => Ok(Self::MarginGuard),
-                "PAYMENT_ERROR" => Ok(Self::PaymentError),
-                "RESERVATION_EXPIRED" => Ok(Self::ReservationExpired),
-                "RATE_LIMIT_ERROR" => Ok(Self::RateLimitError),
-                "DAILY_CAP_EXCEEDED" => Ok(Self::DailyCapExceeded),
-                "CONFLICT_ERROR" => Ok(Self::ConflictError),
-                "MODERATION_REPEAT_BLOCKED" => Ok(Self::ModerationRepeatBlocked),
-                "PROVIDER_ERROR" => Ok(Self::ProviderError),
-                "UPSTREAM_CIRCUIT_OPEN" => Ok(Self::UpstreamCircuitOpen),
-                "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
-                "OUTPUT_FETCH_FAILED" => Ok(Self::OutputFetchFailed),
-                "GATEWAY_CLIENT_ERROR" => Ok(Self::GatewayClientError),
-                "WEBHOOK_DELIVERY_ERROR" => Ok(Self::WebhookDeliveryError),
-                "MESSENGER_NOT_CONFIGURED" => Ok(Self::MessengerNotConfigured),
-                "INTERNAL_ERROR" => Ok(Self::InternalError),
-                "GATEWAY_TIMEOUT" => Ok(Self::GatewayTimeout),
-                "GATEWAY_UNAVAILABLE" => Ok(Self::GatewayUnavailable),
-                "BILLING_UNAVAILABLE" => Ok(Self::BillingUnavailable),
-                "BILLING_TIMEOUT" => Ok(Self::BillingTimeout),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ErrorCode {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ErrorCode {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///Code-specific details of an error; every member is optional. Unknown members may appear and are to be ignored.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[non_exhaustive]
     pub struct ErrorDetails {
         ///VALIDATION_ERROR for an unknown `eventTypes` entry: the accepted values.
         #[serde(
@@ -1011,8 +634,9 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
             Default::default()
         }
     }
-    ///*Design:* the price of a would-be generation; no task is created and no money moves.
+    #[doc = "*Design:* the price of a would-be generation; no task is created and no money moves.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Estimate {
         ///Balance available now for new tasks, in roubles.
         #[serde(rename = "availableRub")]
@@ -1020,13 +644,19 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
         ///What creation would reserve now, in roubles (2 decimals).
         #[serde(rename = "costRub")]
         pub cost_rub: f64,
-        ///Always `RUB`.
-        pub currency: EstimateCurrency,
-        #[serde(rename = "mediaType")]
-        pub media_type: MediaType,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<crate::Currency>,
+        #[serde(
+            rename = "mediaType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub media_type: ::std::option::Option<crate::MediaType>,
         ///Public identifier of the model.
-        #[serde(rename = "modelSlug")]
-        pub model_slug: ::std::string::String,
+        #[serde(
+            rename = "modelSlug",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub model_slug: ::std::option::Option<::std::string::String>,
         ///Whether `availableRub` covers `costRub`; false where creation would answer 402.
         pub sufficient: bool,
     }
@@ -1035,59 +665,9 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
             Default::default()
         }
     }
-    ///Always `RUB`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum EstimateCurrency {
-        #[serde(rename = "RUB")]
-        Rub,
-    }
-    impl ::std::fmt::Display for EstimateCurrency {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Rub => f.write_str("RUB"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for EstimateCurrency {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "RUB" => Ok(Self::Rub),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for EstimateCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for EstimateCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///Body of `POST /v1/generations/estimate`: the same shape as CreateGenerationRequest.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct EstimateRequest {
         ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
         #[serde(rename = "modelSlug")]
@@ -1105,6 +685,7 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
     ///Public identifier of the model (see the catalog); it decides the media type and the accepted params.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct EstimateRequestModelSlug(::std::string::String);
     impl ::std::ops::Deref for EstimateRequestModelSlug {
         type Target = ::std::string::String;
@@ -1159,6 +740,7 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
     ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct EstimateRequestPrompt(::std::string::String);
     impl ::std::ops::Deref for EstimateRequestPrompt {
         type Target = ::std::string::String;
@@ -1213,306 +795,9 @@ The document names the families GATEWAY_* and BILLING_* (502 or 503, internal in
                 })
         }
     }
-    ///Name of a webhook event: `generation.completed` (task SUCCEEDED; final result URLs) or `generation.failed` (task FAILED after all retries; the refund is already done when it is sent).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum EventType {
-        #[serde(rename = "generation.completed")]
-        GenerationCompleted,
-        #[serde(rename = "generation.failed")]
-        GenerationFailed,
-    }
-    impl ::std::fmt::Display for EventType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::GenerationCompleted => f.write_str("generation.completed"),
-                Self::GenerationFailed => f.write_str("generation.failed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for EventType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "generation.completed" => Ok(Self::GenerationCompleted),
-                "generation.failed" => Ok(Self::GenerationFailed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for EventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for EventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///An entry of an endpoint's `eventTypes`: an exact event name, `generation.*` (the group) or `*` (all events). An empty or absent list means all events. Any other value, including `generation.succeeded` (*Design:* not accepted), gives 400 VALIDATION_ERROR listing these values in `details.allowedValues`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum EventTypeFilter {
-        #[serde(rename = "generation.completed")]
-        GenerationCompleted,
-        #[serde(rename = "generation.failed")]
-        GenerationFailed,
-        #[serde(rename = "generation.*")]
-        Generation,
-        #[serde(rename = "*")]
-        X,
-    }
-    impl ::std::fmt::Display for EventTypeFilter {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::GenerationCompleted => f.write_str("generation.completed"),
-                Self::GenerationFailed => f.write_str("generation.failed"),
-                Self::Generation => f.write_str("generation.*"),
-                Self::X => f.write_str("*"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for EventTypeFilter {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "generation.completed" => Ok(Self::GenerationCompleted),
-                "generation.failed" => Ok(Self::GenerationFailed),
-                "generation.*" => Ok(Self::Generation),
-                "*" => Ok(Self::X),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for EventTypeFilter {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for EventTypeFilter {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///`data.generation` of the `generation.failed` event. The document lists id, error_code, error_message and failed_at; *Design:* an optional `status` (`FAILED`).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct FailedGeneration {
-        pub error_code: FailureCode,
-        ///Human-readable text of the failure.
-        pub error_message: ::std::string::String,
-        ///When the task failed.
-        pub failed_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///Identifier of the generation.
-        pub id: ::uuid::Uuid,
-        ///Always `FAILED` when present.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub status: ::std::option::Option<FailedGenerationStatus>,
-    }
-    impl FailedGeneration {
-        pub fn builder() -> builder::FailedGeneration {
-            Default::default()
-        }
-    }
-    ///Always `FAILED` when present.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum FailedGenerationStatus {
-        #[serde(rename = "FAILED")]
-        Failed,
-    }
-    impl ::std::fmt::Display for FailedGenerationStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Failed => f.write_str("FAILED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for FailedGenerationStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "FAILED" => Ok(Self::Failed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for FailedGenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for FailedGenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    /**Reason of an asynchronous failure (`errorCode` of a FAILED generation, `error_code` of the `generation.failed` event); not an HTTP error code.
-
-- `content_policy`: the wording of the request violates the model policy; rewrite the prompt.
-- `moderation_rejected`: the material itself was rejected by the safety check; the same input gives the same result.
-- `prompt_rejected`: the model rejected a specific piece of the request by its own rule; the same text gives the same answer.
-- `prompt_too_long`: the prompt is longer than the model accepts (its `maxPromptLength` in the catalog).
-- `reference_fetch_failed`: a reference could not be downloaded from an external link (`params.image_url`).
-- `input_fetch_failed`: a file uploaded through the web studio or `POST /v1/files` could not be downloaded.
-- `invalid_input`: a parameter is outside the valid range for the model.
-- `insufficient_credit`: intake on this model is stopped temporarily on the service side; the charge for the attempt is cancelled.
-- `rate_limited`: temporary provider failure; worth retrying.
-- `timeout`: temporary provider failure; worth retrying.
-- `provider_unavailable`: temporary provider failure; worth retrying.
-- `provider_internal`: temporary provider failure; worth retrying.
-
-The last four are temporary and worth retrying with a new generation; `insufficient_credit` means intake on the model is stopped for now (try later or another model); the others need a change of the request.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum FailureCode {
-        #[serde(rename = "content_policy")]
-        ContentPolicy,
-        #[serde(rename = "moderation_rejected")]
-        ModerationRejected,
-        #[serde(rename = "prompt_rejected")]
-        PromptRejected,
-        #[serde(rename = "prompt_too_long")]
-        PromptTooLong,
-        #[serde(rename = "reference_fetch_failed")]
-        ReferenceFetchFailed,
-        #[serde(rename = "input_fetch_failed")]
-        InputFetchFailed,
-        #[serde(rename = "invalid_input")]
-        InvalidInput,
-        #[serde(rename = "insufficient_credit")]
-        InsufficientCredit,
-        #[serde(rename = "rate_limited")]
-        RateLimited,
-        #[serde(rename = "timeout")]
-        Timeout,
-        #[serde(rename = "provider_unavailable")]
-        ProviderUnavailable,
-        #[serde(rename = "provider_internal")]
-        ProviderInternal,
-    }
-    impl ::std::fmt::Display for FailureCode {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::ContentPolicy => f.write_str("content_policy"),
-                Self::ModerationRejected => f.write_str("moderation_rejected"),
-                Self::PromptRejected => f.write_str("prompt_rejected"),
-                Self::PromptTooLong => f.write_str("prompt_too_long"),
-                Self::ReferenceFetchFailed => f.write_str("reference_fetch_failed"),
-                Self::InputFetchFailed => f.write_str("input_fetch_failed"),
-                Self::InvalidInput => f.write_str("invalid_input"),
-                Self::InsufficientCredit => f.write_str("insufficient_credit"),
-                Self::RateLimited => f.write_str("rate_limited"),
-                Self::Timeout => f.write_str("timeout"),
-                Self::ProviderUnavailable => f.write_str("provider_unavailable"),
-                Self::ProviderInternal => f.write_str("provider_internal"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for FailureCode {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "content_policy" => Ok(Self::ContentPolicy),
-                "moderation_rejected" => Ok(Self::ModerationRejected),
-                "prompt_rejected" => Ok(Self::PromptRejected),
-                "prompt_too_long" => Ok(Self::PromptTooLong),
-                "reference_fetch_failed" => Ok(Self::ReferenceFetchFailed),
-                "input_fetch_failed" => Ok(Self::InputFetchFailed),
-                "invalid_input" => Ok(Self::InvalidInput),
-                "insufficient_credit" => Ok(Self::InsufficientCredit),
-                "rate_limited" => Ok(Self::RateLimited),
-                "timeout" => Ok(Self::Timeout),
-                "provider_unavailable" => Ok(Self::ProviderUnavailable),
-                "provider_internal" => Ok(Self::ProviderInternal),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for FailureCode {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for FailureCode {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///One violation of a VALIDATION_ERROR (`error.details.fields[]`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct FieldError {
         ///The JSON Schema keyword that failed: `required`, `type`, `enum`, `minimum`, `maximum`, `minLength`, `maxLength`, `format`, `pattern`, `additionalProperties`, ... Check-digit failures of billing requisites use `checksum`.
         pub keyword: ::std::string::String,
@@ -1528,119 +813,90 @@ The last four are temporary and worth retrying with a new generation; `insuffici
             Default::default()
         }
     }
-    ///*Design:* an uploaded (or announced) input file.
+    #[doc = "*Design:* an uploaded (or announced) input file.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct File {
-        ///Type declared at upload (one of the FileUploadRequest types).
-        #[serde(rename = "contentType")]
-        pub content_type: ::std::string::String,
+        #[serde(
+            rename = "contentType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub content_type: ::std::option::Option<crate::FileContentType>,
         ///When the upload URL was issued.
-        #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "createdAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Original file name.
-        pub filename: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub filename: ::std::option::Option<::std::string::String>,
         ///Identifier of the file (`fileId`).
         pub id: ::uuid::Uuid,
         ///Size in bytes.
-        #[serde(rename = "sizeBytes")]
-        pub size_bytes: i64,
-        ///`awaiting_upload` until the bytes are PUT to the upload URL, then `uploaded`.
-        pub status: FileStatus,
+        #[serde(
+            rename = "sizeBytes",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub size_bytes: ::std::option::Option<i64>,
+        pub status: crate::FileStatus,
         ///When the bytes arrived; null before.
         #[serde(
             rename = "uploadedAt",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub uploaded_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
         ///Where the stored file is read from.
-        pub url: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub url: ::std::option::Option<::std::string::String>,
     }
     impl File {
         pub fn builder() -> builder::File {
             Default::default()
         }
     }
-    ///`awaiting_upload` until the bytes are PUT to the upload URL, then `uploaded`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum FileStatus {
-        #[serde(rename = "awaiting_upload")]
-        AwaitingUpload,
-        #[serde(rename = "uploaded")]
-        Uploaded,
-    }
-    impl ::std::fmt::Display for FileStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::AwaitingUpload => f.write_str("awaiting_upload"),
-                Self::Uploaded => f.write_str("uploaded"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for FileStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "awaiting_upload" => Ok(Self::AwaitingUpload),
-                "uploaded" => Ok(Self::Uploaded),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for FileStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for FileStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* answer to `POST /v1/files`: a presigned URL for uploading one input file.
+    #[doc = "*Design:* answer to `POST /v1/files`: a presigned URL for uploading one input file.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `uploadMethod` the upload is a `PUT`; without `uploadHeaders` it carries none beyond `Content-Length`."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct FileUpload {
         ///When `uploadUrl` stops working: *Design:* 15 minutes after issue.
-        #[serde(rename = "expiresAt")]
-        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Identifier of the file; pass it as `params.image_file_id`.
         #[serde(rename = "fileId")]
         pub file_id: ::uuid::Uuid,
         ///Where the stored file is read from after the upload.
-        #[serde(rename = "fileUrl")]
-        pub file_url: ::std::string::String,
+        #[serde(
+            rename = "fileUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub file_url: ::std::option::Option<::std::string::String>,
         ///Size limit of this upload in bytes (by content type).
-        #[serde(rename = "maxSizeBytes")]
-        pub max_size_bytes: i64,
+        #[serde(
+            rename = "maxSizeBytes",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub max_size_bytes: ::std::option::Option<i64>,
         ///Headers to send with the upload, e.g. `Content-Type`.
-        #[serde(rename = "uploadHeaders")]
+        #[serde(
+            rename = "uploadHeaders",
+            default,
+            skip_serializing_if = ":: std :: collections :: HashMap::is_empty"
+        )]
         pub upload_headers: ::std::collections::HashMap<
             ::std::string::String,
             ::std::string::String,
         >,
-        ///Always `PUT`.
-        #[serde(rename = "uploadMethod")]
-        pub upload_method: FileUploadUploadMethod,
+        #[serde(
+            rename = "uploadMethod",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub upload_method: ::std::option::Option<crate::UploadMethod>,
         ///Presigned, signed and expiring URL: send the bytes there with `uploadMethod` and `uploadHeaders`, without the API key.
         #[serde(rename = "uploadUrl")]
         pub upload_url: ::std::string::String,
@@ -1652,10 +908,10 @@ The last four are temporary and worth retrying with a new generation; `insuffici
     }
     ///Body of `POST /v1/files`. *Design:* size limits are 20 MiB (20971520 bytes) for images, 50 MiB (52428800) for audio and 100 MiB (104857600) for video; a larger size or another type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct FileUploadRequest {
-        ///Type of the file; other types give 400 VALIDATION_ERROR.
         #[serde(rename = "contentType")]
-        pub content_type: FileUploadRequestContentType,
+        pub content_type: crate::FileContentType,
         ///Original file name.
         pub filename: FileUploadRequestFilename,
         ///Exact size of the file in bytes.
@@ -1667,81 +923,10 @@ The last four are temporary and worth retrying with a new generation; `insuffici
             Default::default()
         }
     }
-    ///Type of the file; other types give 400 VALIDATION_ERROR.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum FileUploadRequestContentType {
-        #[serde(rename = "image/png")]
-        ImagePng,
-        #[serde(rename = "image/jpeg")]
-        ImageJpeg,
-        #[serde(rename = "image/webp")]
-        ImageWebp,
-        #[serde(rename = "audio/wav")]
-        AudioWav,
-        #[serde(rename = "audio/mpeg")]
-        AudioMpeg,
-        #[serde(rename = "video/mp4")]
-        VideoMp4,
-    }
-    impl ::std::fmt::Display for FileUploadRequestContentType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::ImagePng => f.write_str("image/png"),
-                Self::ImageJpeg => f.write_str("image/jpeg"),
-                Self::ImageWebp => f.write_str("image/webp"),
-                Self::AudioWav => f.write_str("audio/wav"),
-                Self::AudioMpeg => f.write_str("audio/mpeg"),
-                Self::VideoMp4 => f.write_str("video/mp4"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for FileUploadRequestContentType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "image/png" => Ok(Self::ImagePng),
-                "image/jpeg" => Ok(Self::ImageJpeg),
-                "image/webp" => Ok(Self::ImageWebp),
-                "audio/wav" => Ok(Self::AudioWav),
-                "audio/mpeg" => Ok(Self::AudioMpeg),
-                "video/mp4" => Ok(Self::VideoMp4),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for FileUploadRequestContentType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for FileUploadRequestContentType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///Original file name.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct FileUploadRequestFilename(::std::string::String);
     impl ::std::ops::Deref for FileUploadRequestFilename {
         type Target = ::std::string::String;
@@ -1796,72 +981,27 @@ The last four are temporary and worth retrying with a new generation; `insuffici
                 })
         }
     }
-    ///Always `PUT`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum FileUploadUploadMethod {
-        #[serde(rename = "PUT")]
-        Put,
-    }
-    impl ::std::fmt::Display for FileUploadUploadMethod {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Put => f.write_str("PUT"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for FileUploadUploadMethod {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "PUT" => Ok(Self::Put),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for FileUploadUploadMethod {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for FileUploadUploadMethod {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///A generation task. The document shows id, status, costRub, outputUrls and errorCode; *Design:* the other fields.
+    /**A generation task. The document shows id, status, costRub, outputUrls and errorCode; *Design:* the other fields.
+
+Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUrls` when the status is SUCCEEDED and `errorCode` when it is FAILED (the service document: other fields of the generation record are not shown). Every other field is *Design:* and optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Generation {
         ///Cost in roubles reserved for the task (returned to the balance if it FAILED or was CANCELLED).
         #[serde(rename = "costRub")]
         pub cost_rub: f64,
         ///Creation time.
-        #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///Set when the status is FAILED, else null.
+        #[serde(
+            rename = "createdAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Why the task failed. Guaranteed when the status is FAILED. *Design:* null otherwise.
         #[serde(
             rename = "errorCode",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub error_code: ::std::option::Option<FailureCode>,
+        pub error_code: ::std::option::Option<crate::FailureCode>,
         ///Human-readable text of the failure when FAILED, else null.
         #[serde(
             rename = "errorMessage",
@@ -1878,13 +1018,23 @@ The last four are temporary and worth retrying with a new generation; `insuffici
         >,
         ///Identifier of the task.
         pub id: ::uuid::Uuid,
-        #[serde(rename = "mediaType")]
-        pub media_type: MediaType,
+        #[serde(
+            rename = "mediaType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub media_type: ::std::option::Option<crate::MediaType>,
         ///Public identifier of the model.
-        #[serde(rename = "modelSlug")]
-        pub model_slug: ::std::string::String,
-        ///Links to the result files. *Design:* always present; empty until the status is SUCCEEDED.
-        #[serde(rename = "outputUrls")]
+        #[serde(
+            rename = "modelSlug",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub model_slug: ::std::option::Option<::std::string::String>,
+        ///Links to the result files. Guaranteed when the status is SUCCEEDED. *Design:* present and empty before.
+        #[serde(
+            rename = "outputUrls",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
         pub output_urls: ::std::vec::Vec<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<GenerationParams>,
@@ -1897,284 +1047,18 @@ The last four are temporary and worth retrying with a new generation; `insuffici
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub started_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        pub status: GenerationStatus,
+        pub status: crate::GenerationStatus,
     }
     impl Generation {
         pub fn builder() -> builder::Generation {
             Default::default()
         }
     }
-    ///Payload of the `generation.completed` webhook (snake_case names).
+    /**One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+
+*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct GenerationCompletedEvent {
-        ///Creation time of the event: ISO 8601 with milliseconds, UTC, e.g. `2026-11-22T10:15:30.123Z`.
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        pub data: GenerationCompletedEventData,
-        ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
-        pub id: GenerationCompletedEventId,
-        ///Event kind.
-        #[serde(rename = "type")]
-        pub type_: GenerationCompletedEventType,
-    }
-    impl GenerationCompletedEvent {
-        pub fn builder() -> builder::GenerationCompletedEvent {
-            Default::default()
-        }
-    }
-    ///`GenerationCompletedEventData`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct GenerationCompletedEventData {
-        pub generation: CompletedGeneration,
-    }
-    impl GenerationCompletedEventData {
-        pub fn builder() -> builder::GenerationCompletedEventData {
-            Default::default()
-        }
-    }
-    ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    pub struct GenerationCompletedEventId(::std::string::String);
-    impl ::std::ops::Deref for GenerationCompletedEventId {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<GenerationCompletedEventId> for ::std::string::String {
-        fn from(value: GenerationCompletedEventId) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for GenerationCompletedEventId {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^evt_").unwrap() });
-            if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^evt_\"".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for GenerationCompletedEventId {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for GenerationCompletedEventId {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for GenerationCompletedEventId {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
-    ///Event kind.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum GenerationCompletedEventType {
-        #[serde(rename = "generation.completed")]
-        GenerationCompleted,
-    }
-    impl ::std::fmt::Display for GenerationCompletedEventType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::GenerationCompleted => f.write_str("generation.completed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for GenerationCompletedEventType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "generation.completed" => Ok(Self::GenerationCompleted),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for GenerationCompletedEventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for GenerationCompletedEventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///Payload of the `generation.failed` webhook (snake_case names). The reserved cost is already returned to the balance when it is sent.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct GenerationFailedEvent {
-        ///Creation time of the event: ISO 8601 with milliseconds, UTC, e.g. `2026-11-22T10:15:30.123Z`.
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        pub data: GenerationFailedEventData,
-        ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
-        pub id: GenerationFailedEventId,
-        ///Event kind.
-        #[serde(rename = "type")]
-        pub type_: GenerationFailedEventType,
-    }
-    impl GenerationFailedEvent {
-        pub fn builder() -> builder::GenerationFailedEvent {
-            Default::default()
-        }
-    }
-    ///`GenerationFailedEventData`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct GenerationFailedEventData {
-        pub generation: FailedGeneration,
-    }
-    impl GenerationFailedEventData {
-        pub fn builder() -> builder::GenerationFailedEventData {
-            Default::default()
-        }
-    }
-    ///Event identifier: `evt_` followed by 24 characters. The `webhook-id` header is a separate UUID per message (*Design:* one event sent to two endpoints makes two messages with two webhook-ids and one `evt_` id).
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    pub struct GenerationFailedEventId(::std::string::String);
-    impl ::std::ops::Deref for GenerationFailedEventId {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<GenerationFailedEventId> for ::std::string::String {
-        fn from(value: GenerationFailedEventId) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for GenerationFailedEventId {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^evt_").unwrap() });
-            if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^evt_\"".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for GenerationFailedEventId {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for GenerationFailedEventId {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for GenerationFailedEventId {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
-    ///Event kind.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum GenerationFailedEventType {
-        #[serde(rename = "generation.failed")]
-        GenerationFailed,
-    }
-    impl ::std::fmt::Display for GenerationFailedEventType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::GenerationFailed => f.write_str("generation.failed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for GenerationFailedEventType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "generation.failed" => Ok(Self::GenerationFailed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for GenerationFailedEventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for GenerationFailedEventType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct GenerationList {
         ///Generations, newest first.
         pub data: ::std::vec::Vec<Generation>,
@@ -2184,7 +1068,7 @@ The last four are temporary and worth retrying with a new generation; `insuffici
         ///Pass as `cursor` to get the next page; null on the last page.
         #[serde(
             rename = "nextCursor",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
@@ -2195,6 +1079,7 @@ The last four are temporary and worth retrying with a new generation; `insuffici
     }
     ///Model-specific parameters. The document names `aspect_ratio` and `resolution`; *Design:* the other known names are listed here, and the model's entry in the catalog (`parameters`) states which it accepts, their types and allowed values. Unknown or out-of-range params give 400 VALIDATION_ERROR with `details.fields[]` before any money is taken. An input file or reference that cannot be fetched later fails the task with `input_fetch_failed` / `reference_fetch_failed`. Parameters not named here are passed through to the model as they are.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct GenerationParams {
         ///Frame proportions, e.g. `16:9`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2231,193 +1116,85 @@ The last four are temporary and worth retrying with a new generation; `insuffici
             Default::default()
         }
     }
-    /**State of a generation task.
-
-- `PENDING`: accepted, cost reserved, waiting for a worker.
-- `PROCESSING`: a worker has started the task (`startedAt` set). *Design:* the move from PENDING to PROCESSING happens when a worker takes the task.
-- `SUCCEEDED`: final; `outputUrls` filled; event `generation.completed` sent.
-- `FAILED`: final, after the 3 worker attempts are used up or another asynchronous failure; `errorCode` set; the reserved cost is returned; event `generation.failed` sent after the refund.
-- `CANCELLED`: *Design:* a final state reached only through `POST /v1/generations/{id}/cancel` while PENDING; the reserve is returned; no webhook event is sent.
-
-PENDING and PROCESSING are active: they count against the limit of 5 concurrent tasks, and a polling client continues while the status is either of them.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum GenerationStatus {
-        #[serde(rename = "PENDING")]
-        Pending,
-        #[serde(rename = "PROCESSING")]
-        Processing,
-        #[serde(rename = "SUCCEEDED")]
-        Succeeded,
-        #[serde(rename = "FAILED")]
-        Failed,
-        #[serde(rename = "CANCELLED")]
-        Cancelled,
-    }
-    impl ::std::fmt::Display for GenerationStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Pending => f.write_str("PENDING"),
-                Self::Processing => f.write_str("PROCESSING"),
-                Self::Succeeded => f.write_str("SUCCEEDED"),
-                Self::Failed => f.write_str("FAILED"),
-                Self::Cancelled => f.write_str("CANCELLED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for GenerationStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "PENDING" => Ok(Self::Pending),
-                "PROCESSING" => Ok(Self::Processing),
-                "SUCCEEDED" => Ok(Self::Succeeded),
-                "FAILED" => Ok(Self::Failed),
-                "CANCELLED" => Ok(Self::Cancelled),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for GenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for GenerationStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* answer of the liveness check.
+    #[doc = "*Design:* answer of the liveness check.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Health {
-        ///Always `ok` when the service answers 200.
-        pub status: HealthStatus,
+        pub status: crate::HealthStatus,
         ///Server time.
-        pub time: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub time: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Version of the running service.
-        pub version: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub version: ::std::option::Option<::std::string::String>,
     }
     impl Health {
         pub fn builder() -> builder::Health {
             Default::default()
         }
     }
-    ///Always `ok` when the service answers 200.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum HealthStatus {
-        #[serde(rename = "ok")]
-        Ok,
-    }
-    impl ::std::fmt::Display for HealthStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Ok => f.write_str("ok"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for HealthStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "ok" => Ok(Self::Ok),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for HealthStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for HealthStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* an invoice for a legal entity (prepayment of the balance by bank transfer). *Design:* states ISSUED, PAID, CANCELLED as described at `status`.
+    #[doc = "*Design:* an invoice for a legal entity (prepayment of the balance by bank transfer). *Design:* states ISSUED, PAID, CANCELLED as described at `status`.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Invoice {
         ///The closing act (`GET /v1/billing/invoices/{id}/act`); null until PAID.
         #[serde(
             rename = "actUrl",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub act_url: ::std::option::Option<::std::string::String>,
         ///Total in roubles, VAT included; credited to the balance when paid.
         #[serde(rename = "amountRub")]
         pub amount_rub: f64,
         ///Payment deadline.
-        #[serde(rename = "dueAt")]
-        pub due_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "dueAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub due_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Identifier of the invoice.
         pub id: ::uuid::Uuid,
         ///Issue time.
-        #[serde(rename = "issuedAt")]
-        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "issuedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub issued_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Lines of the invoice.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub lines: ::std::vec::Vec<InvoiceLine>,
         ///Invoice number.
         pub number: ::std::string::String,
         ///When the payment was received; null unless PAID.
         #[serde(
             rename = "paidAt",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub paid_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///The PDF (`GET /v1/billing/invoices/{id}/pdf`, needs the API key).
-        #[serde(rename = "pdfUrl")]
-        pub pdf_url: ::std::string::String,
-        ///`ISSUED` (awaiting payment by bank transfer until `dueAt`), `PAID` (payment received, balance credited, closing act available), `CANCELLED` (will not be paid).
-        pub status: InvoiceStatus,
+        #[serde(
+            rename = "pdfUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pdf_url: ::std::option::Option<::std::string::String>,
+        pub status: crate::InvoiceStatus,
         ///*Design:* VAT of 20% included in the total: `amountRub * 20 / 120`, rounded to kopecks.
-        #[serde(rename = "vatRub")]
-        pub vat_rub: f64,
+        #[serde(
+            rename = "vatRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub vat_rub: ::std::option::Option<f64>,
     }
     impl Invoice {
         pub fn builder() -> builder::Invoice {
             Default::default()
         }
     }
-    ///A line of an invoice.
+    /**A line of an invoice.
+
+*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct InvoiceLine {
         ///Line total in roubles, VAT included.
         #[serde(rename = "amountRub")]
@@ -2425,20 +1202,28 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         ///Name of the service.
         pub description: ::std::string::String,
         ///Quantity.
-        pub quantity: f64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub quantity: ::std::option::Option<f64>,
         ///Unit of measure.
-        pub unit: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub unit: ::std::option::Option<::std::string::String>,
         ///Price per unit in roubles, VAT included.
-        #[serde(rename = "unitPriceRub")]
-        pub unit_price_rub: f64,
+        #[serde(
+            rename = "unitPriceRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub unit_price_rub: ::std::option::Option<f64>,
     }
     impl InvoiceLine {
         pub fn builder() -> builder::InvoiceLine {
             Default::default()
         }
     }
-    ///One page of invoices (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    /**One page of invoices (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+
+*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct InvoiceList {
         ///Invoices, newest first.
         pub data: ::std::vec::Vec<Invoice>,
@@ -2448,7 +1233,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         ///Pass as `cursor` to get the next page; null on the last page.
         #[serde(
             rename = "nextCursor",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
@@ -2457,129 +1242,13 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///`ISSUED` (awaiting payment by bank transfer until `dueAt`), `PAID` (payment received, balance credited, closing act available), `CANCELLED` (will not be paid).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum InvoiceStatus {
-        #[serde(rename = "ISSUED")]
-        Issued,
-        #[serde(rename = "PAID")]
-        Paid,
-        #[serde(rename = "CANCELLED")]
-        Cancelled,
-    }
-    impl ::std::fmt::Display for InvoiceStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Issued => f.write_str("ISSUED"),
-                Self::Paid => f.write_str("PAID"),
-                Self::Cancelled => f.write_str("CANCELLED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for InvoiceStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "ISSUED" => Ok(Self::Issued),
-                "PAID" => Ok(Self::Paid),
-                "CANCELLED" => Ok(Self::Cancelled),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for InvoiceStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for InvoiceStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///`ListBillingHistoryType`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ListBillingHistoryType {
-        #[serde(rename = "TOPUP")]
-        Topup,
-        #[serde(rename = "GENERATION_CHARGE")]
-        GenerationCharge,
-        #[serde(rename = "ADJUSTMENT")]
-        Adjustment,
-    }
-    impl ::std::fmt::Display for ListBillingHistoryType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Topup => f.write_str("TOPUP"),
-                Self::GenerationCharge => f.write_str("GENERATION_CHARGE"),
-                Self::Adjustment => f.write_str("ADJUSTMENT"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ListBillingHistoryType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "TOPUP" => Ok(Self::Topup),
-                "GENERATION_CHARGE" => Ok(Self::GenerationCharge),
-                "ADJUSTMENT" => Ok(Self::Adjustment),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ListBillingHistoryType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ListBillingHistoryType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* the same answer whether an account exists for the address or not, so that the operation does not reveal which addresses have accounts.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[doc = "*Design:* the same answer whether an account exists for the address or not, so that the operation does not reveal which addresses have accounts.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[non_exhaustive]
     pub struct MagicLinkAccepted {
         ///Always the same text: `If an account exists for this address, a sign-in link has been sent.`
-        pub message: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub message: ::std::option::Option<::std::string::String>,
     }
     impl MagicLinkAccepted {
         pub fn builder() -> builder::MagicLinkAccepted {
@@ -2588,6 +1257,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
     ///*Design:* body of `POST /v1/auth/magic-link/request`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct MagicLinkRequest {
         ///Address to send the sign-in link to.
         pub email: ::std::string::String,
@@ -2597,117 +1267,74 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///Kind of media a model produces; the model chosen by `modelSlug` decides it. The document shows only `IMAGE`; *Design:* `VIDEO`, `VOICE` (text to speech) and `MUSIC` for the other kinds.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum MediaType {
-        #[serde(rename = "IMAGE")]
-        Image,
-        #[serde(rename = "VIDEO")]
-        Video,
-        #[serde(rename = "VOICE")]
-        Voice,
-        #[serde(rename = "MUSIC")]
-        Music,
-    }
-    impl ::std::fmt::Display for MediaType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Image => f.write_str("IMAGE"),
-                Self::Video => f.write_str("VIDEO"),
-                Self::Voice => f.write_str("VOICE"),
-                Self::Music => f.write_str("MUSIC"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for MediaType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "IMAGE" => Ok(Self::Image),
-                "VIDEO" => Ok(Self::Video),
-                "VOICE" => Ok(Self::Voice),
-                "MUSIC" => Ok(Self::Music),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for MediaType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for MediaType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///Spending and generations of one media type.
+    /**Spending and generations of one media type.
+
+*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct MediaTypeSummary {
-        #[serde(rename = "byStatus")]
-        pub by_status: StatusCounts,
+        #[serde(
+            rename = "byStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub by_status: ::std::option::Option<StatusCounts>,
         ///Generations of this media type created in the period.
         pub generations: i64,
         #[serde(rename = "mediaType")]
-        pub media_type: MediaType,
+        pub media_type: crate::MediaType,
         ///Spent on them, in roubles (refunds netted).
-        #[serde(rename = "spentRub")]
-        pub spent_rub: f64,
+        #[serde(
+            rename = "spentRub",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub spent_rub: ::std::option::Option<f64>,
     }
     impl MediaTypeSummary {
         pub fn builder() -> builder::MediaTypeSummary {
             Default::default()
         }
     }
-    ///*Design:* an entry of the public catalogue.
+    #[doc = "*Design:* an entry of the public catalogue.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Model {
         ///Typical time from creation to a final status, in seconds.
-        #[serde(rename = "averageDurationSeconds")]
-        pub average_duration_seconds: f64,
+        #[serde(
+            rename = "averageDurationSeconds",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub average_duration_seconds: ::std::option::Option<f64>,
         ///What the model does.
-        pub description: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
         ///Longest prompt the model accepts, in characters; a longer one fails the task with `prompt_too_long`.
-        #[serde(rename = "maxPromptLength")]
-        pub max_prompt_length: i64,
+        #[serde(
+            rename = "maxPromptLength",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub max_prompt_length: ::std::option::Option<i64>,
         #[serde(rename = "mediaType")]
-        pub media_type: MediaType,
+        pub media_type: crate::MediaType,
         ///Display name.
-        pub name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name: ::std::option::Option<::std::string::String>,
         ///Parameters accepted in `params`.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub parameters: ::std::vec::Vec<ModelParameter>,
         pub pricing: ModelPricing,
         ///Public identifier, used as `modelSlug`.
         pub slug: ::std::string::String,
-        ///`available`; `disabled` (switched off: creation gives 403 MODEL_NOT_AVAILABLE); `withdrawn` (by the provider: creation gives 410 MODEL_UNAVAILABLE).
-        pub status: ModelStatus,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<crate::ModelStatus>,
     }
     impl Model {
         pub fn builder() -> builder::Model {
             Default::default()
         }
     }
-    ///*Design:* a parameter a model accepts in `params`.
+    #[doc = "*Design:* a parameter a model accepts in `params`.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `required` the parameter is optional."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct ModelParameter {
         ///The only accepted values, when the set is closed.
         #[serde(
@@ -2720,7 +1347,8 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<::serde_json::Value>,
         ///What the parameter does.
-        pub description: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
         ///Largest accepted value (numeric parameters).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub maximum: ::std::option::Option<f64>,
@@ -2730,272 +1358,38 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         ///Name of the member of `params`.
         pub name: ::std::string::String,
         ///Whether the model needs it.
-        pub required: bool,
-        ///Type of the value; `file` means a `fileId` from `POST /v1/files`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub required: ::std::option::Option<bool>,
         #[serde(rename = "type")]
-        pub type_: ModelParameterType,
+        pub type_: crate::ModelParameterType,
     }
     impl ModelParameter {
         pub fn builder() -> builder::ModelParameter {
             Default::default()
         }
     }
-    ///Type of the value; `file` means a `fileId` from `POST /v1/files`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ModelParameterType {
-        #[serde(rename = "string")]
-        String,
-        #[serde(rename = "integer")]
-        Integer,
-        #[serde(rename = "number")]
-        Number,
-        #[serde(rename = "boolean")]
-        Boolean,
-        #[serde(rename = "file")]
-        File,
-    }
-    impl ::std::fmt::Display for ModelParameterType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::String => f.write_str("string"),
-                Self::Integer => f.write_str("integer"),
-                Self::Number => f.write_str("number"),
-                Self::Boolean => f.write_str("boolean"),
-                Self::File => f.write_str("file"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ModelParameterType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "string" => Ok(Self::String),
-                "integer" => Ok(Self::Integer),
-                "number" => Ok(Self::Number),
-                "boolean" => Ok(Self::Boolean),
-                "file" => Ok(Self::File),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ModelParameterType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ModelParameterType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///*Design:* price of a model: cost = baseRub x units x the product of the multipliers whose parameter has that value in the request, rounded to kopecks (2 decimals).
+    #[doc = "*Design:* price of a model: cost = baseRub x units x the product of the multipliers whose parameter has that value in the request, rounded to kopecks (2 decimals).\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `factors` no multiplier applies."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct ModelPricing {
         ///Price of one unit in roubles.
         #[serde(rename = "baseRub")]
         pub base_rub: f64,
-        ///Always `RUB`.
-        pub currency: ModelPricingCurrency,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<crate::Currency>,
         ///Multipliers by parameter value.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub factors: ::std::vec::Vec<PriceFactor>,
-        ///What is counted: `generation` (1 per task), `second` (`params.duration`), `thousand_characters` (ceil(prompt characters / 1000)).
-        pub unit: ModelPricingUnit,
+        pub unit: crate::PriceUnit,
     }
     impl ModelPricing {
         pub fn builder() -> builder::ModelPricing {
             Default::default()
         }
     }
-    ///Always `RUB`.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ModelPricingCurrency {
-        #[serde(rename = "RUB")]
-        Rub,
-    }
-    impl ::std::fmt::Display for ModelPricingCurrency {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Rub => f.write_str("RUB"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ModelPricingCurrency {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "RUB" => Ok(Self::Rub),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ModelPricingCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ModelPricingCurrency {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///What is counted: `generation` (1 per task), `second` (`params.duration`), `thousand_characters` (ceil(prompt characters / 1000)).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ModelPricingUnit {
-        #[serde(rename = "generation")]
-        Generation,
-        #[serde(rename = "second")]
-        Second,
-        #[serde(rename = "thousand_characters")]
-        ThousandCharacters,
-    }
-    impl ::std::fmt::Display for ModelPricingUnit {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Generation => f.write_str("generation"),
-                Self::Second => f.write_str("second"),
-                Self::ThousandCharacters => f.write_str("thousand_characters"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ModelPricingUnit {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "generation" => Ok(Self::Generation),
-                "second" => Ok(Self::Second),
-                "thousand_characters" => Ok(Self::ThousandCharacters),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ModelPricingUnit {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ModelPricingUnit {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///`available`; `disabled` (switched off: creation gives 403 MODEL_NOT_AVAILABLE); `withdrawn` (by the provider: creation gives 410 MODEL_UNAVAILABLE).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ModelStatus {
-        #[serde(rename = "available")]
-        Available,
-        #[serde(rename = "disabled")]
-        Disabled,
-        #[serde(rename = "withdrawn")]
-        Withdrawn,
-    }
-    impl ::std::fmt::Display for ModelStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Available => f.write_str("available"),
-                Self::Disabled => f.write_str("disabled"),
-                Self::Withdrawn => f.write_str("withdrawn"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for ModelStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "available" => Ok(Self::Available),
-                "disabled" => Ok(Self::Disabled),
-                "withdrawn" => Ok(Self::Withdrawn),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ModelStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ModelStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///A price multiplier for one value of one parameter.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct PriceFactor {
         ///Factor applied to the price.
         pub multiplier: f64,
@@ -3009,17 +1403,25 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///*Design:* requisites of the legal entity, used on invoices and closing acts.
+    #[doc = "*Design:* requisites of the legal entity, used on invoices and closing acts.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Requisites {
         ///Name of the bank.
-        #[serde(rename = "bankName")]
-        pub bank_name: RequisitesBankName,
+        #[serde(
+            rename = "bankName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub bank_name: ::std::option::Option<RequisitesBankName>,
         ///BIC of the bank (9 digits starting `04`).
-        pub bic: RequisitesBic,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bic: ::std::option::Option<RequisitesBic>,
         ///Correspondent account of the bank, 20 digits starting `301`.
-        #[serde(rename = "correspondentAccount")]
-        pub correspondent_account: RequisitesCorrespondentAccount,
+        #[serde(
+            rename = "correspondentAccount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub correspondent_account: ::std::option::Option<RequisitesCorrespondentAccount>,
         ///Address for invoices and closing acts.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub email: ::std::option::Option<::std::string::String>,
@@ -3029,13 +1431,17 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub kpp: ::std::option::Option<RequisitesKpp>,
         ///Registered address.
-        #[serde(rename = "legalAddress")]
-        pub legal_address: RequisitesLegalAddress,
+        #[serde(
+            rename = "legalAddress",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub legal_address: ::std::option::Option<RequisitesLegalAddress>,
         ///Full legal name of the organisation or sole proprietor.
         #[serde(rename = "legalName")]
         pub legal_name: RequisitesLegalName,
         ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
-        pub ogrn: RequisitesOgrn,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub ogrn: ::std::option::Option<RequisitesOgrn>,
         ///Postal address when it differs from the legal one.
         #[serde(
             rename = "postalAddress",
@@ -3043,11 +1449,17 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         )]
         pub postal_address: ::std::option::Option<::std::string::String>,
         ///Settlement account, 20 digits; its control key is validated against the BIC.
-        #[serde(rename = "settlementAccount")]
-        pub settlement_account: RequisitesSettlementAccount,
+        #[serde(
+            rename = "settlementAccount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub settlement_account: ::std::option::Option<RequisitesSettlementAccount>,
         ///Time of the last change.
-        #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
     impl Requisites {
         pub fn builder() -> builder::Requisites {
@@ -3057,6 +1469,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Name of the bank.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesBankName(::std::string::String);
     impl ::std::ops::Deref for RequisitesBankName {
         type Target = ::std::string::String;
@@ -3111,6 +1524,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///BIC of the bank (9 digits starting `04`).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesBic(::std::string::String);
     impl ::std::ops::Deref for RequisitesBic {
         type Target = ::std::string::String;
@@ -3167,6 +1581,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Correspondent account of the bank, 20 digits starting `301`.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesCorrespondentAccount(::std::string::String);
     impl ::std::ops::Deref for RequisitesCorrespondentAccount {
         type Target = ::std::string::String;
@@ -3224,6 +1639,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInn(::std::string::String);
     impl ::std::ops::Deref for RequisitesInn {
         type Target = ::std::string::String;
@@ -3279,6 +1695,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
     ///*Design:* body of `PUT /v1/billing/requisites`: the whole set of requisites of the legal entity, replacing the previous one. A failed format or check digit gives 400 VALIDATION_ERROR with `details.fields[]` (keyword `checksum` for check digits); a 10-digit INN without `kpp` gives keyword `required` at `/kpp`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct RequisitesInput {
         ///Name of the bank.
         #[serde(rename = "bankName")]
@@ -3322,6 +1739,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Name of the bank.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputBankName(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputBankName {
         type Target = ::std::string::String;
@@ -3376,6 +1794,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///BIC of the bank (9 digits starting `04`).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputBic(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputBic {
         type Target = ::std::string::String;
@@ -3432,6 +1851,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Correspondent account of the bank, 20 digits starting `301`.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputCorrespondentAccount(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputCorrespondentAccount {
         type Target = ::std::string::String;
@@ -3490,6 +1910,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///INN: 10 digits (organisation) or 12 digits (sole proprietor); check digits are validated.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputInn(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputInn {
         type Target = ::std::string::String;
@@ -3546,6 +1967,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputKpp(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputKpp {
         type Target = ::std::string::String;
@@ -3602,6 +2024,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Registered address.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputLegalAddress(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputLegalAddress {
         type Target = ::std::string::String;
@@ -3656,6 +2079,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Full legal name of the organisation or sole proprietor.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputLegalName(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputLegalName {
         type Target = ::std::string::String;
@@ -3710,6 +2134,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputOgrn(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputOgrn {
         type Target = ::std::string::String;
@@ -3766,6 +2191,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Settlement account, 20 digits; its control key is validated against the BIC.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesInputSettlementAccount(::std::string::String);
     impl ::std::ops::Deref for RequisitesInputSettlementAccount {
         type Target = ::std::string::String;
@@ -3824,6 +2250,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///KPP, 9 digits; required for organisations (10-digit INN), null for sole proprietors.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesKpp(::std::string::String);
     impl ::std::ops::Deref for RequisitesKpp {
         type Target = ::std::string::String;
@@ -3880,6 +2307,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Registered address.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesLegalAddress(::std::string::String);
     impl ::std::ops::Deref for RequisitesLegalAddress {
         type Target = ::std::string::String;
@@ -3934,6 +2362,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Full legal name of the organisation or sole proprietor.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesLegalName(::std::string::String);
     impl ::std::ops::Deref for RequisitesLegalName {
         type Target = ::std::string::String;
@@ -3988,6 +2417,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///OGRN (13 digits) or OGRNIP (15 digits); the check digit is validated.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesOgrn(::std::string::String);
     impl ::std::ops::Deref for RequisitesOgrn {
         type Target = ::std::string::String;
@@ -4044,6 +2474,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Settlement account, 20 digits; its control key is validated against the BIC.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct RequisitesSettlementAccount(::std::string::String);
     impl ::std::ops::Deref for RequisitesSettlementAccount {
         type Target = ::std::string::String;
@@ -4097,38 +2528,45 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 })
         }
     }
-    ///Number of generations per status.
+    ///*Design:* number of generations per status, keyed by the status as the service writes it (`PENDING`, `PROCESSING`, `SUCCEEDED`, `FAILED`, `CANCELLED`, and any later status). A status with no generations may be absent.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    pub struct StatusCounts {
-        ///Generations in status CANCELLED.
-        #[serde(rename = "CANCELLED")]
-        pub cancelled: i64,
-        ///Generations in status FAILED.
-        #[serde(rename = "FAILED")]
-        pub failed: i64,
-        ///Generations in status PENDING.
-        #[serde(rename = "PENDING")]
-        pub pending: i64,
-        ///Generations in status PROCESSING.
-        #[serde(rename = "PROCESSING")]
-        pub processing: i64,
-        ///Generations in status SUCCEEDED.
-        #[serde(rename = "SUCCEEDED")]
-        pub succeeded: i64,
-    }
-    impl StatusCounts {
-        pub fn builder() -> builder::StatusCounts {
-            Default::default()
+    #[serde(transparent)]
+    #[non_exhaustive]
+    pub struct StatusCounts(pub ::std::collections::HashMap<::std::string::String, u64>);
+    impl ::std::ops::Deref for StatusCounts {
+        type Target = ::std::collections::HashMap<::std::string::String, u64>;
+        fn deref(&self) -> &::std::collections::HashMap<::std::string::String, u64> {
+            &self.0
         }
     }
-    ///*Design:* summary of spending and generations for the dashboard.
+    impl ::std::convert::From<StatusCounts>
+    for ::std::collections::HashMap<::std::string::String, u64> {
+        fn from(value: StatusCounts) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::std::collections::HashMap<::std::string::String, u64>>
+    for StatusCounts {
+        fn from(value: ::std::collections::HashMap<::std::string::String, u64>) -> Self {
+            Self(value)
+        }
+    }
+    #[doc = "*Design:* summary of spending and generations for the dashboard.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Summary {
         ///One element per media type used in the period.
-        #[serde(rename = "byMediaType")]
+        #[serde(
+            rename = "byMediaType",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
         pub by_media_type: ::std::vec::Vec<MediaTypeSummary>,
-        #[serde(rename = "byStatus")]
-        pub by_status: StatusCounts,
+        #[serde(
+            rename = "byStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub by_status: ::std::option::Option<StatusCounts>,
         ///Start of the period (inclusive).
         pub from: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Generations created in the period.
@@ -4146,37 +2584,41 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
     ///Optional body of `POST /v1/webhook-endpoints/{id}/test`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[non_exhaustive]
     pub struct TestWebhookRequest {
         #[serde(
             rename = "eventType",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub event_type: ::std::option::Option<EventType>,
+        pub event_type: ::std::option::Option<crate::EventType>,
     }
     impl TestWebhookRequest {
         pub fn builder() -> builder::TestWebhookRequest {
             Default::default()
         }
     }
-    ///*Design:* a balance top-up by card payment. *Design:* states PENDING, SUCCEEDED, FAILED; the daily cap is 300000 RUB of top-ups per user per UTC day, beyond which creation gives 429 DAILY_CAP_EXCEEDED.
+    #[doc = "*Design:* a balance top-up by card payment. *Design:* states PENDING, SUCCEEDED, FAILED; the daily cap is 300000 RUB of top-ups per user per UTC day, beyond which creation gives 429 DAILY_CAP_EXCEEDED.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct Topup {
         ///Amount in roubles.
         #[serde(rename = "amountRub")]
         pub amount_rub: f64,
         ///Creation time.
-        #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "createdAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Identifier of the top-up.
         pub id: ::uuid::Uuid,
         ///Payment page to send the user to; null once the top-up is final.
         #[serde(
             rename = "paymentUrl",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub payment_url: ::std::option::Option<::std::string::String>,
-        ///`PENDING` until the payment is made on `paymentUrl`, then `SUCCEEDED` (balance credited) or `FAILED` (nothing credited).
-        pub status: TopupStatus,
+        pub status: crate::TopupStatus,
     }
     impl Topup {
         pub fn builder() -> builder::Topup {
@@ -4185,6 +2627,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
     ///Body of `POST /v1/billing/topup`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct TopupRequest {
         ///Amount in roubles; *Design:* 100 to 100000, at most 2 decimal places (kopecks).
         #[serde(rename = "amountRub")]
@@ -4201,67 +2644,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///`PENDING` until the payment is made on `paymentUrl`, then `SUCCEEDED` (balance credited) or `FAILED` (nothing credited).
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum TopupStatus {
-        #[serde(rename = "PENDING")]
-        Pending,
-        #[serde(rename = "SUCCEEDED")]
-        Succeeded,
-        #[serde(rename = "FAILED")]
-        Failed,
-    }
-    impl ::std::fmt::Display for TopupStatus {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Pending => f.write_str("PENDING"),
-                Self::Succeeded => f.write_str("SUCCEEDED"),
-                Self::Failed => f.write_str("FAILED"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for TopupStatus {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "PENDING" => Ok(Self::Pending),
-                "SUCCEEDED" => Ok(Self::Succeeded),
-                "FAILED" => Ok(Self::Failed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for TopupStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for TopupStatus {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
     ///Body of `PATCH /v1/webhook-endpoints/{id}`; every member is optional and only the given ones change. *Design:* reactivation of an endpoint disabled by a 410 or deactivated after 720 consecutive failures is done here with `active: true`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[non_exhaustive]
     pub struct UpdateWebhookEndpointRequest {
         ///false disables deliveries (`disabledReason` `manual`); true re-enables a disabled or deactivated endpoint and resets `failureCount` to 0.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4275,7 +2660,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             default,
             skip_serializing_if = "::std::vec::Vec::is_empty"
         )]
-        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
         ///New target address; the same checks as at creation.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub url: ::std::option::Option<::std::string::String>,
@@ -4288,6 +2673,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///New free text; null clears it.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct UpdateWebhookEndpointRequestDescription(::std::string::String);
     impl ::std::ops::Deref for UpdateWebhookEndpointRequestDescription {
         type Target = ::std::string::String;
@@ -4341,25 +2727,36 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 })
         }
     }
-    ///*Design:* one delivery attempt of a webhook message to an endpoint.
+    #[doc = "*Design:* one delivery attempt of a webhook message to an endpoint.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookDeliveryAttempt {
         ///Number of the attempt of this message; 1 is the first try, then up to 15 retries and any manual attempts.
-        pub attempt: i64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub attempt: ::std::option::Option<i64>,
         ///Start of the attempt.
         #[serde(rename = "attemptedAt")]
         pub attempted_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Duration of the attempt in milliseconds.
-        #[serde(rename = "durationMs")]
-        pub duration_ms: i64,
+        #[serde(
+            rename = "durationMs",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub duration_ms: ::std::option::Option<i64>,
         ///Why no answer was received, e.g. `timeout after 10s`, `connection refused`; null when an answer came.
-        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub error: ::std::option::Option<::std::string::String>,
         ///The event (payload `id`).
-        #[serde(rename = "eventId")]
-        pub event_id: WebhookDeliveryAttemptEventId,
-        #[serde(rename = "eventType")]
-        pub event_type: EventType,
+        #[serde(
+            rename = "eventId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub event_id: ::std::option::Option<WebhookDeliveryAttemptEventId>,
+        #[serde(
+            rename = "eventType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub event_type: ::std::option::Option<crate::EventType>,
         ///Identifier of the attempt.
         pub id: ::std::string::String,
         ///The message (`webhook-id` header value); the same on every retry of one message.
@@ -4368,27 +2765,26 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         ///When the next automatic retry is scheduled; null when none is (success, retries used up, manual attempt, or endpoint inactive).
         #[serde(
             rename = "nextAttemptAt",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub next_attempt_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
-        ///`succeeded`: the receiver answered 2xx; `failed`: 400 or above (410 disables the endpoint), no answer within 10 seconds, or no connection.
-        pub outcome: WebhookDeliveryAttemptOutcome,
+        pub outcome: crate::DeliveryOutcome,
         ///First 1 KiB of the answer body; null when there was none.
         #[serde(
             rename = "responseExcerpt",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub response_excerpt: ::std::option::Option<::std::string::String>,
         ///HTTP status of the answer; null when there was none.
         #[serde(
             rename = "responseStatus",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub response_status: ::std::option::Option<i64>,
-        ///`scheduled`: the first try or an automatic retry; `manual`: the redeliver operation.
-        pub trigger: WebhookDeliveryAttemptTrigger,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub trigger: ::std::option::Option<crate::DeliveryTrigger>,
     }
     impl WebhookDeliveryAttempt {
         pub fn builder() -> builder::WebhookDeliveryAttempt {
@@ -4398,6 +2794,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///The event (payload `id`).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct WebhookDeliveryAttemptEventId(::std::string::String);
     impl ::std::ops::Deref for WebhookDeliveryAttemptEventId {
         type Target = ::std::string::String;
@@ -4452,8 +2849,11 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 })
         }
     }
-    ///One page of delivery attempts (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+    /**One page of delivery attempts (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
+
+*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookDeliveryAttemptList {
         ///Delivery attempts, newest first.
         pub data: ::std::vec::Vec<WebhookDeliveryAttempt>,
@@ -4463,7 +2863,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         ///Pass as `cursor` to get the next page; null on the last page.
         #[serde(
             rename = "nextCursor",
-            deserialize_with = "::std::option::Option::deserialize"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
@@ -4472,120 +2872,11 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///`succeeded`: the receiver answered 2xx; `failed`: 400 or above (410 disables the endpoint), no answer within 10 seconds, or no connection.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum WebhookDeliveryAttemptOutcome {
-        #[serde(rename = "succeeded")]
-        Succeeded,
-        #[serde(rename = "failed")]
-        Failed,
-    }
-    impl ::std::fmt::Display for WebhookDeliveryAttemptOutcome {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Succeeded => f.write_str("succeeded"),
-                Self::Failed => f.write_str("failed"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for WebhookDeliveryAttemptOutcome {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "succeeded" => Ok(Self::Succeeded),
-                "failed" => Ok(Self::Failed),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for WebhookDeliveryAttemptOutcome {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WebhookDeliveryAttemptOutcome {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///`scheduled`: the first try or an automatic retry; `manual`: the redeliver operation.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum WebhookDeliveryAttemptTrigger {
-        #[serde(rename = "scheduled")]
-        Scheduled,
-        #[serde(rename = "manual")]
-        Manual,
-    }
-    impl ::std::fmt::Display for WebhookDeliveryAttemptTrigger {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Scheduled => f.write_str("scheduled"),
-                Self::Manual => f.write_str("manual"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for WebhookDeliveryAttemptTrigger {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "scheduled" => Ok(Self::Scheduled),
-                "manual" => Ok(Self::Manual),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for WebhookDeliveryAttemptTrigger {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WebhookDeliveryAttemptTrigger {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    ///A webhook endpoint as listed or read. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
+    /**A webhook endpoint as listed or read. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
+
+Guaranteed by the service document: the seven fields of the endpoint list (Resources, Webhook endpoint). Every other field is *Design:* and optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookEndpoint {
         ///Whether deliveries are enabled. Set false automatically when a delivery is answered with HTTP 410, or after 30 x 24 consecutive failures (States, webhook endpoint).
         pub active: bool,
@@ -4603,7 +2894,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         pub disabled_reason: ::std::option::Option<::std::string::String>,
         ///Subscribed events as given; empty means all events.
         #[serde(rename = "eventTypes")]
-        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
         ///Count of delivery failures: *Design:* consecutive failures since the last success (reset to 0 by a success or by reactivation).
         #[serde(rename = "failureCount")]
         pub failure_count: i64,
@@ -4625,12 +2916,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///Answer to creation: exactly these four fields. The `secret` is displayed once.
+    /**Answer to creation: exactly these four fields. The `secret` is displayed once.
+
+Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints`, response 201).*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookEndpointCreated {
         ///Subscribed events; empty means all events.
         #[serde(rename = "eventTypes")]
-        pub event_types: ::std::vec::Vec<EventTypeFilter>,
+        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
         ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
         pub id: ::std::string::String,
         ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
@@ -4646,6 +2940,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct WebhookEndpointCreatedSecret(::std::string::String);
     impl ::std::ops::Deref for WebhookEndpointCreatedSecret {
         type Target = ::std::string::String;
@@ -4702,6 +2997,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
     ///Endpoints of the account. *Design:* wrapper `{data}` without pagination, since an account has at most 5 endpoints.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookEndpointList {
         ///Endpoints of the account.
         pub data: ::std::vec::Vec<WebhookEndpoint>,
@@ -4711,20 +3007,32 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             Default::default()
         }
     }
-    ///*Design:* a delivery attempt queued by the test or redeliver operation.
+    #[doc = "*Design:* a delivery attempt queued by the test or redeliver operation.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookMessageQueued {
         ///Identifier of the event (the payload `id`), `evt_` followed by 24 characters.
-        #[serde(rename = "eventId")]
-        pub event_id: WebhookMessageQueuedEventId,
-        #[serde(rename = "eventType")]
-        pub event_type: EventType,
+        #[serde(
+            rename = "eventId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub event_id: ::std::option::Option<WebhookMessageQueuedEventId>,
+        #[serde(
+            rename = "eventType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub event_type: ::std::option::Option<crate::EventType>,
         ///Identifier of the message: the value of the `webhook-id` header of its deliveries.
         #[serde(rename = "messageId")]
         pub message_id: ::uuid::Uuid,
         ///When the attempt is scheduled (normally now).
-        #[serde(rename = "scheduledAt")]
-        pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "scheduledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub scheduled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
     }
     impl WebhookMessageQueued {
         pub fn builder() -> builder::WebhookMessageQueued {
@@ -4734,6 +3042,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///Identifier of the event (the payload `id`), `evt_` followed by 24 characters.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct WebhookMessageQueuedEventId(::std::string::String);
     impl ::std::ops::Deref for WebhookMessageQueuedEventId {
         type Target = ::std::string::String;
@@ -4787,14 +3096,21 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 })
         }
     }
-    ///Answer to rotate-secret (*Design:* 200 with these fields). The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
+    /**Answer to rotate-secret (*Design:* 200 with these fields). The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
+
+Guaranteed by the service document: `secret` (the service document: the status code and other fields of the rotate-secret answer are not shown). Every other field is *Design:* and optional: a client must work without it.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
     pub struct WebhookSecret {
         ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
-        pub id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub id: ::std::option::Option<::std::string::String>,
         ///Time of the rotation.
-        #[serde(rename = "rotatedAt")]
-        pub rotated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "rotatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub rotated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///The new signing secret; displayed once.
         pub secret: WebhookSecretSecret,
     }
@@ -4806,6 +3122,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     ///The new signing secret; displayed once.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
+    #[non_exhaustive]
     pub struct WebhookSecretSecret(::std::string::String);
     impl ::std::ops::Deref for WebhookSecretSecret {
         type Target = ::std::string::String;
@@ -4863,37 +3180,49 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     pub mod builder {
         #[derive(Clone, Debug)]
         pub struct Account {
-            balance_rub: ::std::result::Result<f64, ::std::string::String>,
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+            balance_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
                 ::std::string::String,
             >,
-            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            email: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            limits: ::std::result::Result<super::AccountLimits, ::std::string::String>,
+            limits: ::std::result::Result<
+                ::std::option::Option<super::AccountLimits>,
+                ::std::string::String,
+            >,
             name: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
-            reserved_rub: ::std::result::Result<f64, ::std::string::String>,
+            reserved_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for Account {
             fn default() -> Self {
                 Self {
-                    balance_rub: Err("no value supplied for balance_rub".to_string()),
-                    created_at: Err("no value supplied for created_at".to_string()),
-                    email: Err("no value supplied for email".to_string()),
+                    balance_rub: Ok(Default::default()),
+                    created_at: Ok(Default::default()),
+                    email: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    limits: Err("no value supplied for limits".to_string()),
-                    name: Err("no value supplied for name".to_string()),
-                    reserved_rub: Err("no value supplied for reserved_rub".to_string()),
+                    limits: Ok(Default::default()),
+                    name: Ok(Default::default()),
+                    reserved_rub: Ok(Default::default()),
                 }
             }
         }
         impl Account {
             pub fn balance_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.balance_rub = value
@@ -4905,7 +3234,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -4917,7 +3248,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn email<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.email = value
@@ -4939,7 +3270,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn limits<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::AccountLimits>,
+                T: ::std::convert::TryInto<::std::option::Option<super::AccountLimits>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.limits = value
@@ -4963,7 +3294,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn reserved_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.reserved_rub = value
@@ -5005,29 +3336,32 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct AccountLimits {
-            concurrent_generations: ::std::result::Result<i64, ::std::string::String>,
-            requests_per_minute: ::std::result::Result<i64, ::std::string::String>,
-            webhook_endpoints: ::std::result::Result<i64, ::std::string::String>,
+            concurrent_generations: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            requests_per_minute: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            webhook_endpoints: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for AccountLimits {
             fn default() -> Self {
                 Self {
-                    concurrent_generations: Err(
-                        "no value supplied for concurrent_generations".to_string(),
-                    ),
-                    requests_per_minute: Err(
-                        "no value supplied for requests_per_minute".to_string(),
-                    ),
-                    webhook_endpoints: Err(
-                        "no value supplied for webhook_endpoints".to_string(),
-                    ),
+                    concurrent_generations: Ok(Default::default()),
+                    requests_per_minute: Ok(Default::default()),
+                    webhook_endpoints: Ok(Default::default()),
                 }
             }
         }
         impl AccountLimits {
             pub fn concurrent_generations<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.concurrent_generations = value
@@ -5041,7 +3375,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn requests_per_minute<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.requests_per_minute = value
@@ -5055,7 +3389,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn webhook_endpoints<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.webhook_endpoints = value
@@ -5093,12 +3427,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         pub struct Balance {
             available_rub: ::std::result::Result<f64, ::std::string::String>,
             currency: ::std::result::Result<
-                super::BalanceCurrency,
+                ::std::option::Option<crate::Currency>,
                 ::std::string::String,
             >,
-            reserved_rub: ::std::result::Result<f64, ::std::string::String>,
+            reserved_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
             updated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
         }
@@ -5108,9 +3445,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                     available_rub: Err(
                         "no value supplied for available_rub".to_string(),
                     ),
-                    currency: Err("no value supplied for currency".to_string()),
-                    reserved_rub: Err("no value supplied for reserved_rub".to_string()),
-                    updated_at: Err("no value supplied for updated_at".to_string()),
+                    currency: Ok(Default::default()),
+                    reserved_rub: Ok(Default::default()),
+                    updated_at: Ok(Default::default()),
                 }
             }
         }
@@ -5129,7 +3466,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn currency<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::BalanceCurrency>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::Currency>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.currency = value
@@ -5141,7 +3478,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn reserved_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.reserved_rub = value
@@ -5153,7 +3490,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn updated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.updated_at = value
@@ -5195,7 +3534,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             description: ::std::result::Result<
-                ::std::string::String,
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             generation_id: ::std::result::Result<
@@ -5203,17 +3542,20 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
-            net_amount_rub: ::std::result::Result<f64, ::std::string::String>,
+            net_amount_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
             refunded_at: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             status: ::std::result::Result<
-                super::BillingOperationStatus,
+                ::std::option::Option<crate::BillingOperationStatus>,
                 ::std::string::String,
             >,
             type_: ::std::result::Result<
-                super::BillingOperationType,
+                crate::BillingOperationType,
                 ::std::string::String,
             >,
         }
@@ -5222,16 +3564,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     amount_rub: Err("no value supplied for amount_rub".to_string()),
                     created_at: Err("no value supplied for created_at".to_string()),
-                    description: Err("no value supplied for description".to_string()),
-                    generation_id: Err(
-                        "no value supplied for generation_id".to_string(),
-                    ),
+                    description: Ok(Default::default()),
+                    generation_id: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    net_amount_rub: Err(
-                        "no value supplied for net_amount_rub".to_string(),
-                    ),
-                    refunded_at: Err("no value supplied for refunded_at".to_string()),
-                    status: Err("no value supplied for status".to_string()),
+                    net_amount_rub: Ok(Default::default()),
+                    refunded_at: Ok(Default::default()),
+                    status: Ok(Default::default()),
                     type_: Err("no value supplied for type_".to_string()),
                 }
             }
@@ -5263,7 +3601,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn description<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.description = value
@@ -5297,7 +3635,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn net_amount_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.net_amount_rub = value
@@ -5325,7 +3663,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::BillingOperationStatus>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<crate::BillingOperationStatus>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -5337,7 +3677,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn type_<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::BillingOperationType>,
+                T: ::std::convert::TryInto<crate::BillingOperationType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.type_ = value
@@ -5398,7 +3738,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     data: Err("no value supplied for data".to_string()),
                     has_more: Err("no value supplied for has_more".to_string()),
-                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                    next_cursor: Ok(Default::default()),
                 }
             }
         }
@@ -5504,136 +3844,6 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
         }
         #[derive(Clone, Debug)]
-        pub struct CompletedGeneration {
-            completed_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
-            cost_rub: ::std::result::Result<f64, ::std::string::String>,
-            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
-            output_urls: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
-            status: ::std::result::Result<
-                super::CompletedGenerationStatus,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for CompletedGeneration {
-            fn default() -> Self {
-                Self {
-                    completed_at: Err("no value supplied for completed_at".to_string()),
-                    cost_rub: Err("no value supplied for cost_rub".to_string()),
-                    id: Err("no value supplied for id".to_string()),
-                    media_type: Err("no value supplied for media_type".to_string()),
-                    output_urls: Err("no value supplied for output_urls".to_string()),
-                    status: Err("no value supplied for status".to_string()),
-                }
-            }
-        }
-        impl CompletedGeneration {
-            pub fn completed_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.completed_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for completed_at: {e}")
-                    });
-                self
-            }
-            pub fn cost_rub<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<f64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.cost_rub = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for cost_rub: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::uuid::Uuid>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn media_type<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::MediaType>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.media_type = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for media_type: {e}")
-                    });
-                self
-            }
-            pub fn output_urls<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.output_urls = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for output_urls: {e}")
-                    });
-                self
-            }
-            pub fn status<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::CompletedGenerationStatus>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.status = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for status: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<CompletedGeneration>
-        for super::CompletedGeneration {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: CompletedGeneration,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    completed_at: value.completed_at?,
-                    cost_rub: value.cost_rub?,
-                    id: value.id?,
-                    media_type: value.media_type?,
-                    output_urls: value.output_urls?,
-                    status: value.status?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::CompletedGeneration> for CompletedGeneration {
-            fn from(value: super::CompletedGeneration) -> Self {
-                Self {
-                    completed_at: Ok(value.completed_at),
-                    cost_rub: Ok(value.cost_rub),
-                    id: Ok(value.id),
-                    media_type: Ok(value.media_type),
-                    output_urls: Ok(value.output_urls),
-                    status: Ok(value.status),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct CreateGenerationRequest {
             model_slug: ::std::result::Result<
                 super::CreateGenerationRequestModelSlug,
@@ -5725,7 +3935,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             cost_rub: ::std::result::Result<f64, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             status: ::std::result::Result<
-                super::GenerationStatus,
+                crate::GenerationStatus,
                 ::std::string::String,
             >,
         }
@@ -5763,7 +3973,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::GenerationStatus>,
+                T: ::std::convert::TryInto<crate::GenerationStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -5847,7 +4057,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             event_types: ::std::result::Result<
-                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::vec::Vec<crate::EventTypeFilter>,
                 ::std::string::String,
             >,
             url: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -5878,7 +4088,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_types<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_types = value
@@ -5964,7 +4174,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct ErrorBody {
-            code: ::std::result::Result<super::ErrorCode, ::std::string::String>,
+            code: ::std::result::Result<crate::ErrorCode, ::std::string::String>,
             details: ::std::result::Result<
                 ::std::option::Option<super::ErrorDetails>,
                 ::std::string::String,
@@ -5993,7 +4203,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl ErrorBody {
             pub fn code<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ErrorCode>,
+                T: ::std::convert::TryInto<crate::ErrorCode>,
                 T::Error: ::std::fmt::Display,
             {
                 self.code = value
@@ -6302,12 +4512,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             available_rub: ::std::result::Result<f64, ::std::string::String>,
             cost_rub: ::std::result::Result<f64, ::std::string::String>,
             currency: ::std::result::Result<
-                super::EstimateCurrency,
+                ::std::option::Option<crate::Currency>,
                 ::std::string::String,
             >,
-            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
-            model_slug: ::std::result::Result<
+            media_type: ::std::result::Result<
+                ::std::option::Option<crate::MediaType>,
                 ::std::string::String,
+            >,
+            model_slug: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             sufficient: ::std::result::Result<bool, ::std::string::String>,
@@ -6319,9 +4532,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                         "no value supplied for available_rub".to_string(),
                     ),
                     cost_rub: Err("no value supplied for cost_rub".to_string()),
-                    currency: Err("no value supplied for currency".to_string()),
-                    media_type: Err("no value supplied for media_type".to_string()),
-                    model_slug: Err("no value supplied for model_slug".to_string()),
+                    currency: Ok(Default::default()),
+                    media_type: Ok(Default::default()),
+                    model_slug: Ok(Default::default()),
                     sufficient: Err("no value supplied for sufficient".to_string()),
                 }
             }
@@ -6353,7 +4566,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn currency<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::EstimateCurrency>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::Currency>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.currency = value
@@ -6365,7 +4578,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn media_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::MediaType>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::MediaType>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.media_type = value
@@ -6377,7 +4590,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn model_slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.model_slug = value
@@ -6513,123 +4726,6 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
         }
         #[derive(Clone, Debug)]
-        pub struct FailedGeneration {
-            error_code: ::std::result::Result<super::FailureCode, ::std::string::String>,
-            error_message: ::std::result::Result<
-                ::std::string::String,
-                ::std::string::String,
-            >,
-            failed_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
-            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            status: ::std::result::Result<
-                ::std::option::Option<super::FailedGenerationStatus>,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for FailedGeneration {
-            fn default() -> Self {
-                Self {
-                    error_code: Err("no value supplied for error_code".to_string()),
-                    error_message: Err(
-                        "no value supplied for error_message".to_string(),
-                    ),
-                    failed_at: Err("no value supplied for failed_at".to_string()),
-                    id: Err("no value supplied for id".to_string()),
-                    status: Ok(Default::default()),
-                }
-            }
-        }
-        impl FailedGeneration {
-            pub fn error_code<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::FailureCode>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.error_code = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for error_code: {e}")
-                    });
-                self
-            }
-            pub fn error_message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.error_message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for error_message: {e}")
-                    });
-                self
-            }
-            pub fn failed_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.failed_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for failed_at: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::uuid::Uuid>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn status<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<super::FailedGenerationStatus>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.status = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for status: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<FailedGeneration> for super::FailedGeneration {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: FailedGeneration,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    error_code: value.error_code?,
-                    error_message: value.error_message?,
-                    failed_at: value.failed_at?,
-                    id: value.id?,
-                    status: value.status?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::FailedGeneration> for FailedGeneration {
-            fn from(value: super::FailedGeneration) -> Self {
-                Self {
-                    error_code: Ok(value.error_code),
-                    error_message: Ok(value.error_message),
-                    failed_at: Ok(value.failed_at),
-                    id: Ok(value.id),
-                    status: Ok(value.status),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct FieldError {
             keyword: ::std::result::Result<::std::string::String, ::std::string::String>,
             message: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -6727,44 +4823,52 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct File {
             content_type: ::std::result::Result<
-                ::std::string::String,
+                ::std::option::Option<crate::FileContentType>,
                 ::std::string::String,
             >,
             created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             filename: ::std::result::Result<
-                ::std::string::String,
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            size_bytes: ::std::result::Result<i64, ::std::string::String>,
-            status: ::std::result::Result<super::FileStatus, ::std::string::String>,
+            size_bytes: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<crate::FileStatus, ::std::string::String>,
             uploaded_at: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
-            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+            url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for File {
             fn default() -> Self {
                 Self {
-                    content_type: Err("no value supplied for content_type".to_string()),
-                    created_at: Err("no value supplied for created_at".to_string()),
-                    filename: Err("no value supplied for filename".to_string()),
+                    content_type: Ok(Default::default()),
+                    created_at: Ok(Default::default()),
+                    filename: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                    size_bytes: Ok(Default::default()),
                     status: Err("no value supplied for status".to_string()),
-                    uploaded_at: Err("no value supplied for uploaded_at".to_string()),
-                    url: Err("no value supplied for url".to_string()),
+                    uploaded_at: Ok(Default::default()),
+                    url: Ok(Default::default()),
                 }
             }
         }
         impl File {
             pub fn content_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<crate::FileContentType>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.content_type = value
@@ -6776,7 +4880,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -6788,7 +4894,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn filename<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.filename = value
@@ -6810,7 +4916,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn size_bytes<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.size_bytes = value
@@ -6822,7 +4928,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::FileStatus>,
+                T: ::std::convert::TryInto<crate::FileStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -6848,7 +4954,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.url = value
@@ -6893,15 +4999,18 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct FileUpload {
             expires_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             file_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             file_url: ::std::result::Result<
-                ::std::string::String,
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
-            max_size_bytes: ::std::result::Result<i64, ::std::string::String>,
+            max_size_bytes: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
             upload_headers: ::std::result::Result<
                 ::std::collections::HashMap<
                     ::std::string::String,
@@ -6910,7 +5019,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             upload_method: ::std::result::Result<
-                super::FileUploadUploadMethod,
+                ::std::option::Option<crate::UploadMethod>,
                 ::std::string::String,
             >,
             upload_url: ::std::result::Result<
@@ -6921,18 +5030,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl ::std::default::Default for FileUpload {
             fn default() -> Self {
                 Self {
-                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    expires_at: Ok(Default::default()),
                     file_id: Err("no value supplied for file_id".to_string()),
-                    file_url: Err("no value supplied for file_url".to_string()),
-                    max_size_bytes: Err(
-                        "no value supplied for max_size_bytes".to_string(),
-                    ),
-                    upload_headers: Err(
-                        "no value supplied for upload_headers".to_string(),
-                    ),
-                    upload_method: Err(
-                        "no value supplied for upload_method".to_string(),
-                    ),
+                    file_url: Ok(Default::default()),
+                    max_size_bytes: Ok(Default::default()),
+                    upload_headers: Ok(Default::default()),
+                    upload_method: Ok(Default::default()),
                     upload_url: Err("no value supplied for upload_url".to_string()),
                 }
             }
@@ -6940,7 +5043,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl FileUpload {
             pub fn expires_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.expires_at = value
@@ -6964,7 +5069,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn file_url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.file_url = value
@@ -6976,7 +5081,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn max_size_bytes<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.max_size_bytes = value
@@ -7009,7 +5114,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn upload_method<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::FileUploadUploadMethod>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::UploadMethod>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.upload_method = value
@@ -7064,7 +5169,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct FileUploadRequest {
             content_type: ::std::result::Result<
-                super::FileUploadRequestContentType,
+                crate::FileContentType,
                 ::std::string::String,
             >,
             filename: ::std::result::Result<
@@ -7088,7 +5193,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl FileUploadRequest {
             pub fn content_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::FileUploadRequestContentType>,
+                T: ::std::convert::TryInto<crate::FileContentType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.content_type = value
@@ -7148,11 +5253,11 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         pub struct Generation {
             cost_rub: ::std::result::Result<f64, ::std::string::String>,
             created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             error_code: ::std::result::Result<
-                ::std::option::Option<super::FailureCode>,
+                ::std::option::Option<crate::FailureCode>,
                 ::std::string::String,
             >,
             error_message: ::std::result::Result<
@@ -7164,9 +5269,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
-            model_slug: ::std::result::Result<
+            media_type: ::std::result::Result<
+                ::std::option::Option<crate::MediaType>,
                 ::std::string::String,
+            >,
+            model_slug: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             output_urls: ::std::result::Result<
@@ -7186,7 +5294,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             status: ::std::result::Result<
-                super::GenerationStatus,
+                crate::GenerationStatus,
                 ::std::string::String,
             >,
         }
@@ -7194,14 +5302,14 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             fn default() -> Self {
                 Self {
                     cost_rub: Err("no value supplied for cost_rub".to_string()),
-                    created_at: Err("no value supplied for created_at".to_string()),
+                    created_at: Ok(Default::default()),
                     error_code: Ok(Default::default()),
                     error_message: Ok(Default::default()),
                     finished_at: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    media_type: Err("no value supplied for media_type".to_string()),
-                    model_slug: Err("no value supplied for model_slug".to_string()),
-                    output_urls: Err("no value supplied for output_urls".to_string()),
+                    media_type: Ok(Default::default()),
+                    model_slug: Ok(Default::default()),
+                    output_urls: Ok(Default::default()),
                     params: Ok(Default::default()),
                     prompt: Ok(Default::default()),
                     started_at: Ok(Default::default()),
@@ -7224,7 +5332,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -7236,7 +5346,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn error_code<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<super::FailureCode>>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::FailureCode>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.error_code = value
@@ -7284,7 +5394,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn media_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::MediaType>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::MediaType>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.media_type = value
@@ -7296,7 +5406,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn model_slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.model_slug = value
@@ -7360,7 +5470,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::GenerationStatus>,
+                T: ::std::convert::TryInto<crate::GenerationStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -7413,304 +5523,6 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
         }
         #[derive(Clone, Debug)]
-        pub struct GenerationCompletedEvent {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
-            data: ::std::result::Result<
-                super::GenerationCompletedEventData,
-                ::std::string::String,
-            >,
-            id: ::std::result::Result<
-                super::GenerationCompletedEventId,
-                ::std::string::String,
-            >,
-            type_: ::std::result::Result<
-                super::GenerationCompletedEventType,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for GenerationCompletedEvent {
-            fn default() -> Self {
-                Self {
-                    created_at: Err("no value supplied for created_at".to_string()),
-                    data: Err("no value supplied for data".to_string()),
-                    id: Err("no value supplied for id".to_string()),
-                    type_: Err("no value supplied for type_".to_string()),
-                }
-            }
-        }
-        impl GenerationCompletedEvent {
-            pub fn created_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.created_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for created_at: {e}")
-                    });
-                self
-            }
-            pub fn data<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationCompletedEventData>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.data = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for data: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationCompletedEventId>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn type_<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationCompletedEventType>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.type_ = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for type_: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<GenerationCompletedEvent>
-        for super::GenerationCompletedEvent {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: GenerationCompletedEvent,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    created_at: value.created_at?,
-                    data: value.data?,
-                    id: value.id?,
-                    type_: value.type_?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::GenerationCompletedEvent>
-        for GenerationCompletedEvent {
-            fn from(value: super::GenerationCompletedEvent) -> Self {
-                Self {
-                    created_at: Ok(value.created_at),
-                    data: Ok(value.data),
-                    id: Ok(value.id),
-                    type_: Ok(value.type_),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct GenerationCompletedEventData {
-            generation: ::std::result::Result<
-                super::CompletedGeneration,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for GenerationCompletedEventData {
-            fn default() -> Self {
-                Self {
-                    generation: Err("no value supplied for generation".to_string()),
-                }
-            }
-        }
-        impl GenerationCompletedEventData {
-            pub fn generation<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::CompletedGeneration>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.generation = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for generation: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<GenerationCompletedEventData>
-        for super::GenerationCompletedEventData {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: GenerationCompletedEventData,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    generation: value.generation?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::GenerationCompletedEventData>
-        for GenerationCompletedEventData {
-            fn from(value: super::GenerationCompletedEventData) -> Self {
-                Self {
-                    generation: Ok(value.generation),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct GenerationFailedEvent {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
-            data: ::std::result::Result<
-                super::GenerationFailedEventData,
-                ::std::string::String,
-            >,
-            id: ::std::result::Result<
-                super::GenerationFailedEventId,
-                ::std::string::String,
-            >,
-            type_: ::std::result::Result<
-                super::GenerationFailedEventType,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for GenerationFailedEvent {
-            fn default() -> Self {
-                Self {
-                    created_at: Err("no value supplied for created_at".to_string()),
-                    data: Err("no value supplied for data".to_string()),
-                    id: Err("no value supplied for id".to_string()),
-                    type_: Err("no value supplied for type_".to_string()),
-                }
-            }
-        }
-        impl GenerationFailedEvent {
-            pub fn created_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.created_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for created_at: {e}")
-                    });
-                self
-            }
-            pub fn data<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationFailedEventData>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.data = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for data: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationFailedEventId>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn type_<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::GenerationFailedEventType>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.type_ = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for type_: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<GenerationFailedEvent>
-        for super::GenerationFailedEvent {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: GenerationFailedEvent,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    created_at: value.created_at?,
-                    data: value.data?,
-                    id: value.id?,
-                    type_: value.type_?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::GenerationFailedEvent>
-        for GenerationFailedEvent {
-            fn from(value: super::GenerationFailedEvent) -> Self {
-                Self {
-                    created_at: Ok(value.created_at),
-                    data: Ok(value.data),
-                    id: Ok(value.id),
-                    type_: Ok(value.type_),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct GenerationFailedEventData {
-            generation: ::std::result::Result<
-                super::FailedGeneration,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for GenerationFailedEventData {
-            fn default() -> Self {
-                Self {
-                    generation: Err("no value supplied for generation".to_string()),
-                }
-            }
-        }
-        impl GenerationFailedEventData {
-            pub fn generation<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::FailedGeneration>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.generation = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for generation: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<GenerationFailedEventData>
-        for super::GenerationFailedEventData {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: GenerationFailedEventData,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    generation: value.generation?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::GenerationFailedEventData>
-        for GenerationFailedEventData {
-            fn from(value: super::GenerationFailedEventData) -> Self {
-                Self {
-                    generation: Ok(value.generation),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct GenerationList {
             data: ::std::result::Result<
                 ::std::vec::Vec<super::Generation>,
@@ -7727,7 +5539,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     data: Err("no value supplied for data".to_string()),
                     has_more: Err("no value supplied for has_more".to_string()),
-                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                    next_cursor: Ok(Default::default()),
                 }
             }
         }
@@ -8012,26 +5824,29 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct Health {
-            status: ::std::result::Result<super::HealthStatus, ::std::string::String>,
+            status: ::std::result::Result<crate::HealthStatus, ::std::string::String>,
             time: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
-            version: ::std::result::Result<::std::string::String, ::std::string::String>,
+            version: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for Health {
             fn default() -> Self {
                 Self {
                     status: Err("no value supplied for status".to_string()),
-                    time: Err("no value supplied for time".to_string()),
-                    version: Err("no value supplied for version".to_string()),
+                    time: Ok(Default::default()),
+                    version: Ok(Default::default()),
                 }
             }
         }
         impl Health {
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::HealthStatus>,
+                T: ::std::convert::TryInto<crate::HealthStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -8043,7 +5858,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn time<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.time = value
@@ -8055,7 +5872,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn version<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.version = value
@@ -8095,12 +5912,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             >,
             amount_rub: ::std::result::Result<f64, ::std::string::String>,
             due_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             issued_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             lines: ::std::result::Result<
@@ -8112,24 +5929,30 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
-            pdf_url: ::std::result::Result<::std::string::String, ::std::string::String>,
-            status: ::std::result::Result<super::InvoiceStatus, ::std::string::String>,
-            vat_rub: ::std::result::Result<f64, ::std::string::String>,
+            pdf_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<crate::InvoiceStatus, ::std::string::String>,
+            vat_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for Invoice {
             fn default() -> Self {
                 Self {
-                    act_url: Err("no value supplied for act_url".to_string()),
+                    act_url: Ok(Default::default()),
                     amount_rub: Err("no value supplied for amount_rub".to_string()),
-                    due_at: Err("no value supplied for due_at".to_string()),
+                    due_at: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    issued_at: Err("no value supplied for issued_at".to_string()),
-                    lines: Err("no value supplied for lines".to_string()),
+                    issued_at: Ok(Default::default()),
+                    lines: Ok(Default::default()),
                     number: Err("no value supplied for number".to_string()),
-                    paid_at: Err("no value supplied for paid_at".to_string()),
-                    pdf_url: Err("no value supplied for pdf_url".to_string()),
+                    paid_at: Ok(Default::default()),
+                    pdf_url: Ok(Default::default()),
                     status: Err("no value supplied for status".to_string()),
-                    vat_rub: Err("no value supplied for vat_rub".to_string()),
+                    vat_rub: Ok(Default::default()),
                 }
             }
         }
@@ -8160,7 +5983,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn due_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.due_at = value
@@ -8182,7 +6007,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn issued_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.issued_at = value
@@ -8232,7 +6059,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn pdf_url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.pdf_url = value
@@ -8244,7 +6071,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::InvoiceStatus>,
+                T: ::std::convert::TryInto<crate::InvoiceStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -8256,7 +6083,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn vat_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.vat_rub = value
@@ -8311,20 +6138,27 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
                 ::std::string::String,
             >,
-            quantity: ::std::result::Result<f64, ::std::string::String>,
-            unit: ::std::result::Result<::std::string::String, ::std::string::String>,
-            unit_price_rub: ::std::result::Result<f64, ::std::string::String>,
+            quantity: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
+            unit: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            unit_price_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for InvoiceLine {
             fn default() -> Self {
                 Self {
                     amount_rub: Err("no value supplied for amount_rub".to_string()),
                     description: Err("no value supplied for description".to_string()),
-                    quantity: Err("no value supplied for quantity".to_string()),
-                    unit: Err("no value supplied for unit".to_string()),
-                    unit_price_rub: Err(
-                        "no value supplied for unit_price_rub".to_string(),
-                    ),
+                    quantity: Ok(Default::default()),
+                    unit: Ok(Default::default()),
+                    unit_price_rub: Ok(Default::default()),
                 }
             }
         }
@@ -8355,7 +6189,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn quantity<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.quantity = value
@@ -8367,7 +6201,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn unit<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.unit = value
@@ -8379,7 +6213,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn unit_price_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.unit_price_rub = value
@@ -8434,7 +6268,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     data: Err("no value supplied for data".to_string()),
                     has_more: Err("no value supplied for has_more".to_string()),
-                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                    next_cursor: Ok(Default::default()),
                 }
             }
         }
@@ -8499,19 +6333,22 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct MagicLinkAccepted {
-            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            message: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for MagicLinkAccepted {
             fn default() -> Self {
                 Self {
-                    message: Err("no value supplied for message".to_string()),
+                    message: Ok(Default::default()),
                 }
             }
         }
         impl MagicLinkAccepted {
             pub fn message<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.message = value
@@ -8575,25 +6412,31 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct MediaTypeSummary {
-            by_status: ::std::result::Result<super::StatusCounts, ::std::string::String>,
+            by_status: ::std::result::Result<
+                ::std::option::Option<super::StatusCounts>,
+                ::std::string::String,
+            >,
             generations: ::std::result::Result<i64, ::std::string::String>,
-            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
-            spent_rub: ::std::result::Result<f64, ::std::string::String>,
+            media_type: ::std::result::Result<crate::MediaType, ::std::string::String>,
+            spent_rub: ::std::result::Result<
+                ::std::option::Option<f64>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for MediaTypeSummary {
             fn default() -> Self {
                 Self {
-                    by_status: Err("no value supplied for by_status".to_string()),
+                    by_status: Ok(Default::default()),
                     generations: Err("no value supplied for generations".to_string()),
                     media_type: Err("no value supplied for media_type".to_string()),
-                    spent_rub: Err("no value supplied for spent_rub".to_string()),
+                    spent_rub: Ok(Default::default()),
                 }
             }
         }
         impl MediaTypeSummary {
             pub fn by_status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::StatusCounts>,
+                T: ::std::convert::TryInto<::std::option::Option<super::StatusCounts>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.by_status = value
@@ -8617,7 +6460,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn media_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::MediaType>,
+                T: ::std::convert::TryInto<crate::MediaType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.media_type = value
@@ -8629,7 +6472,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn spent_rub<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.spent_rub = value
@@ -8665,45 +6508,53 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct Model {
-            average_duration_seconds: ::std::result::Result<f64, ::std::string::String>,
-            description: ::std::result::Result<
-                ::std::string::String,
+            average_duration_seconds: ::std::result::Result<
+                ::std::option::Option<f64>,
                 ::std::string::String,
             >,
-            max_prompt_length: ::std::result::Result<i64, ::std::string::String>,
-            media_type: ::std::result::Result<super::MediaType, ::std::string::String>,
-            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            description: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            max_prompt_length: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+            media_type: ::std::result::Result<crate::MediaType, ::std::string::String>,
+            name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             parameters: ::std::result::Result<
                 ::std::vec::Vec<super::ModelParameter>,
                 ::std::string::String,
             >,
             pricing: ::std::result::Result<super::ModelPricing, ::std::string::String>,
             slug: ::std::result::Result<::std::string::String, ::std::string::String>,
-            status: ::std::result::Result<super::ModelStatus, ::std::string::String>,
+            status: ::std::result::Result<
+                ::std::option::Option<crate::ModelStatus>,
+                ::std::string::String,
+            >,
         }
         impl ::std::default::Default for Model {
             fn default() -> Self {
                 Self {
-                    average_duration_seconds: Err(
-                        "no value supplied for average_duration_seconds".to_string(),
-                    ),
-                    description: Err("no value supplied for description".to_string()),
-                    max_prompt_length: Err(
-                        "no value supplied for max_prompt_length".to_string(),
-                    ),
+                    average_duration_seconds: Ok(Default::default()),
+                    description: Ok(Default::default()),
+                    max_prompt_length: Ok(Default::default()),
                     media_type: Err("no value supplied for media_type".to_string()),
-                    name: Err("no value supplied for name".to_string()),
-                    parameters: Err("no value supplied for parameters".to_string()),
+                    name: Ok(Default::default()),
+                    parameters: Ok(Default::default()),
                     pricing: Err("no value supplied for pricing".to_string()),
                     slug: Err("no value supplied for slug".to_string()),
-                    status: Err("no value supplied for status".to_string()),
+                    status: Ok(Default::default()),
                 }
             }
         }
         impl Model {
             pub fn average_duration_seconds<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<f64>,
+                T: ::std::convert::TryInto<::std::option::Option<f64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.average_duration_seconds = value
@@ -8717,7 +6568,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn description<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.description = value
@@ -8729,7 +6580,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn max_prompt_length<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.max_prompt_length = value
@@ -8743,7 +6594,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn media_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::MediaType>,
+                T: ::std::convert::TryInto<crate::MediaType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.media_type = value
@@ -8755,7 +6606,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn name<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.name = value
@@ -8803,7 +6654,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ModelStatus>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::ModelStatus>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -8858,7 +6709,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             description: ::std::result::Result<
-                ::std::string::String,
+                ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             maximum: ::std::result::Result<
@@ -8870,9 +6721,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             name: ::std::result::Result<::std::string::String, ::std::string::String>,
-            required: ::std::result::Result<bool, ::std::string::String>,
+            required: ::std::result::Result<
+                ::std::option::Option<bool>,
+                ::std::string::String,
+            >,
             type_: ::std::result::Result<
-                super::ModelParameterType,
+                crate::ModelParameterType,
                 ::std::string::String,
             >,
         }
@@ -8881,11 +6735,11 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     allowed_values: Ok(Default::default()),
                     default: Ok(Default::default()),
-                    description: Err("no value supplied for description".to_string()),
+                    description: Ok(Default::default()),
                     maximum: Ok(Default::default()),
                     minimum: Ok(Default::default()),
                     name: Err("no value supplied for name".to_string()),
-                    required: Err("no value supplied for required".to_string()),
+                    required: Ok(Default::default()),
                     type_: Err("no value supplied for type_".to_string()),
                 }
             }
@@ -8919,7 +6773,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn description<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.description = value
@@ -8967,7 +6821,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn required<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<bool>,
+                T: ::std::convert::TryInto<::std::option::Option<bool>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.required = value
@@ -8979,7 +6833,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn type_<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ModelParameterType>,
+                T: ::std::convert::TryInto<crate::ModelParameterType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.type_ = value
@@ -9025,21 +6879,21 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         pub struct ModelPricing {
             base_rub: ::std::result::Result<f64, ::std::string::String>,
             currency: ::std::result::Result<
-                super::ModelPricingCurrency,
+                ::std::option::Option<crate::Currency>,
                 ::std::string::String,
             >,
             factors: ::std::result::Result<
                 ::std::vec::Vec<super::PriceFactor>,
                 ::std::string::String,
             >,
-            unit: ::std::result::Result<super::ModelPricingUnit, ::std::string::String>,
+            unit: ::std::result::Result<crate::PriceUnit, ::std::string::String>,
         }
         impl ::std::default::Default for ModelPricing {
             fn default() -> Self {
                 Self {
                     base_rub: Err("no value supplied for base_rub".to_string()),
-                    currency: Err("no value supplied for currency".to_string()),
-                    factors: Err("no value supplied for factors".to_string()),
+                    currency: Ok(Default::default()),
+                    factors: Ok(Default::default()),
                     unit: Err("no value supplied for unit".to_string()),
                 }
             }
@@ -9059,7 +6913,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn currency<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ModelPricingCurrency>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::Currency>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.currency = value
@@ -9083,7 +6937,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn unit<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ModelPricingUnit>,
+                T: ::std::convert::TryInto<crate::PriceUnit>,
                 T::Error: ::std::fmt::Display,
             {
                 self.unit = value
@@ -9197,12 +7051,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct Requisites {
             bank_name: ::std::result::Result<
-                super::RequisitesBankName,
+                ::std::option::Option<super::RequisitesBankName>,
                 ::std::string::String,
             >,
-            bic: ::std::result::Result<super::RequisitesBic, ::std::string::String>,
+            bic: ::std::result::Result<
+                ::std::option::Option<super::RequisitesBic>,
+                ::std::string::String,
+            >,
             correspondent_account: ::std::result::Result<
-                super::RequisitesCorrespondentAccount,
+                ::std::option::Option<super::RequisitesCorrespondentAccount>,
                 ::std::string::String,
             >,
             email: ::std::result::Result<
@@ -9215,55 +7072,54 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             legal_address: ::std::result::Result<
-                super::RequisitesLegalAddress,
+                ::std::option::Option<super::RequisitesLegalAddress>,
                 ::std::string::String,
             >,
             legal_name: ::std::result::Result<
                 super::RequisitesLegalName,
                 ::std::string::String,
             >,
-            ogrn: ::std::result::Result<super::RequisitesOgrn, ::std::string::String>,
+            ogrn: ::std::result::Result<
+                ::std::option::Option<super::RequisitesOgrn>,
+                ::std::string::String,
+            >,
             postal_address: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             settlement_account: ::std::result::Result<
-                super::RequisitesSettlementAccount,
+                ::std::option::Option<super::RequisitesSettlementAccount>,
                 ::std::string::String,
             >,
             updated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
         }
         impl ::std::default::Default for Requisites {
             fn default() -> Self {
                 Self {
-                    bank_name: Err("no value supplied for bank_name".to_string()),
-                    bic: Err("no value supplied for bic".to_string()),
-                    correspondent_account: Err(
-                        "no value supplied for correspondent_account".to_string(),
-                    ),
+                    bank_name: Ok(Default::default()),
+                    bic: Ok(Default::default()),
+                    correspondent_account: Ok(Default::default()),
                     email: Ok(Default::default()),
                     inn: Err("no value supplied for inn".to_string()),
                     kpp: Ok(Default::default()),
-                    legal_address: Err(
-                        "no value supplied for legal_address".to_string(),
-                    ),
+                    legal_address: Ok(Default::default()),
                     legal_name: Err("no value supplied for legal_name".to_string()),
-                    ogrn: Err("no value supplied for ogrn".to_string()),
+                    ogrn: Ok(Default::default()),
                     postal_address: Ok(Default::default()),
-                    settlement_account: Err(
-                        "no value supplied for settlement_account".to_string(),
-                    ),
-                    updated_at: Err("no value supplied for updated_at".to_string()),
+                    settlement_account: Ok(Default::default()),
+                    updated_at: Ok(Default::default()),
                 }
             }
         }
         impl Requisites {
             pub fn bank_name<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesBankName>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::RequisitesBankName>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.bank_name = value
@@ -9275,7 +7131,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn bic<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesBic>,
+                T: ::std::convert::TryInto<::std::option::Option<super::RequisitesBic>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.bic = value
@@ -9287,7 +7143,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn correspondent_account<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesCorrespondentAccount>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::RequisitesCorrespondentAccount>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.correspondent_account = value
@@ -9337,7 +7195,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn legal_address<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesLegalAddress>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::RequisitesLegalAddress>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.legal_address = value
@@ -9361,7 +7221,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn ogrn<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesOgrn>,
+                T: ::std::convert::TryInto<::std::option::Option<super::RequisitesOgrn>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.ogrn = value
@@ -9387,7 +7247,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn settlement_account<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::RequisitesSettlementAccount>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::RequisitesSettlementAccount>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.settlement_account = value
@@ -9401,7 +7263,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn updated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.updated_at = value
@@ -9695,118 +7559,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
         }
         #[derive(Clone, Debug)]
-        pub struct StatusCounts {
-            cancelled: ::std::result::Result<i64, ::std::string::String>,
-            failed: ::std::result::Result<i64, ::std::string::String>,
-            pending: ::std::result::Result<i64, ::std::string::String>,
-            processing: ::std::result::Result<i64, ::std::string::String>,
-            succeeded: ::std::result::Result<i64, ::std::string::String>,
-        }
-        impl ::std::default::Default for StatusCounts {
-            fn default() -> Self {
-                Self {
-                    cancelled: Err("no value supplied for cancelled".to_string()),
-                    failed: Err("no value supplied for failed".to_string()),
-                    pending: Err("no value supplied for pending".to_string()),
-                    processing: Err("no value supplied for processing".to_string()),
-                    succeeded: Err("no value supplied for succeeded".to_string()),
-                }
-            }
-        }
-        impl StatusCounts {
-            pub fn cancelled<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<i64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.cancelled = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for cancelled: {e}")
-                    });
-                self
-            }
-            pub fn failed<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<i64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.failed = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for failed: {e}")
-                    });
-                self
-            }
-            pub fn pending<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<i64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.pending = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for pending: {e}")
-                    });
-                self
-            }
-            pub fn processing<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<i64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.processing = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for processing: {e}")
-                    });
-                self
-            }
-            pub fn succeeded<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<i64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.succeeded = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for succeeded: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<StatusCounts> for super::StatusCounts {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: StatusCounts,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    cancelled: value.cancelled?,
-                    failed: value.failed?,
-                    pending: value.pending?,
-                    processing: value.processing?,
-                    succeeded: value.succeeded?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::StatusCounts> for StatusCounts {
-            fn from(value: super::StatusCounts) -> Self {
-                Self {
-                    cancelled: Ok(value.cancelled),
-                    failed: Ok(value.failed),
-                    pending: Ok(value.pending),
-                    processing: Ok(value.processing),
-                    succeeded: Ok(value.succeeded),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct Summary {
             by_media_type: ::std::result::Result<
                 ::std::vec::Vec<super::MediaTypeSummary>,
                 ::std::string::String,
             >,
-            by_status: ::std::result::Result<super::StatusCounts, ::std::string::String>,
+            by_status: ::std::result::Result<
+                ::std::option::Option<super::StatusCounts>,
+                ::std::string::String,
+            >,
             from: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
@@ -9821,10 +7582,8 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl ::std::default::Default for Summary {
             fn default() -> Self {
                 Self {
-                    by_media_type: Err(
-                        "no value supplied for by_media_type".to_string(),
-                    ),
-                    by_status: Err("no value supplied for by_status".to_string()),
+                    by_media_type: Ok(Default::default()),
+                    by_status: Ok(Default::default()),
                     from: Err("no value supplied for from".to_string()),
                     generations: Err("no value supplied for generations".to_string()),
                     spent_rub: Err("no value supplied for spent_rub".to_string()),
@@ -9847,7 +7606,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn by_status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::StatusCounts>,
+                T: ::std::convert::TryInto<::std::option::Option<super::StatusCounts>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.by_status = value
@@ -9934,7 +7693,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct TestWebhookRequest {
             event_type: ::std::result::Result<
-                ::std::option::Option<super::EventType>,
+                ::std::option::Option<crate::EventType>,
                 ::std::string::String,
             >,
         }
@@ -9948,7 +7707,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl TestWebhookRequest {
             pub fn event_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<super::EventType>>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::EventType>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_type = value
@@ -9980,7 +7739,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         pub struct Topup {
             amount_rub: ::std::result::Result<f64, ::std::string::String>,
             created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -9988,15 +7747,15 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
-            status: ::std::result::Result<super::TopupStatus, ::std::string::String>,
+            status: ::std::result::Result<crate::TopupStatus, ::std::string::String>,
         }
         impl ::std::default::Default for Topup {
             fn default() -> Self {
                 Self {
                     amount_rub: Err("no value supplied for amount_rub".to_string()),
-                    created_at: Err("no value supplied for created_at".to_string()),
+                    created_at: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
-                    payment_url: Err("no value supplied for payment_url".to_string()),
+                    payment_url: Ok(Default::default()),
                     status: Err("no value supplied for status".to_string()),
                 }
             }
@@ -10016,7 +7775,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -10050,7 +7811,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn status<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::TopupStatus>,
+                T: ::std::convert::TryInto<crate::TopupStatus>,
                 T::Error: ::std::fmt::Display,
             {
                 self.status = value
@@ -10158,7 +7919,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             event_types: ::std::result::Result<
-                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::vec::Vec<crate::EventTypeFilter>,
                 ::std::string::String,
             >,
             url: ::std::result::Result<
@@ -10205,7 +7966,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_types<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_types = value
@@ -10255,21 +8016,30 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct WebhookDeliveryAttempt {
-            attempt: ::std::result::Result<i64, ::std::string::String>,
+            attempt: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
             attempted_at: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
-            duration_ms: ::std::result::Result<i64, ::std::string::String>,
+            duration_ms: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
             error: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
             event_id: ::std::result::Result<
-                super::WebhookDeliveryAttemptEventId,
+                ::std::option::Option<super::WebhookDeliveryAttemptEventId>,
                 ::std::string::String,
             >,
-            event_type: ::std::result::Result<super::EventType, ::std::string::String>,
+            event_type: ::std::result::Result<
+                ::std::option::Option<crate::EventType>,
+                ::std::string::String,
+            >,
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
             message_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             next_attempt_at: ::std::result::Result<
@@ -10277,7 +8047,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             outcome: ::std::result::Result<
-                super::WebhookDeliveryAttemptOutcome,
+                crate::DeliveryOutcome,
                 ::std::string::String,
             >,
             response_excerpt: ::std::result::Result<
@@ -10289,39 +8059,33 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             trigger: ::std::result::Result<
-                super::WebhookDeliveryAttemptTrigger,
+                ::std::option::Option<crate::DeliveryTrigger>,
                 ::std::string::String,
             >,
         }
         impl ::std::default::Default for WebhookDeliveryAttempt {
             fn default() -> Self {
                 Self {
-                    attempt: Err("no value supplied for attempt".to_string()),
+                    attempt: Ok(Default::default()),
                     attempted_at: Err("no value supplied for attempted_at".to_string()),
-                    duration_ms: Err("no value supplied for duration_ms".to_string()),
-                    error: Err("no value supplied for error".to_string()),
-                    event_id: Err("no value supplied for event_id".to_string()),
-                    event_type: Err("no value supplied for event_type".to_string()),
+                    duration_ms: Ok(Default::default()),
+                    error: Ok(Default::default()),
+                    event_id: Ok(Default::default()),
+                    event_type: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
                     message_id: Err("no value supplied for message_id".to_string()),
-                    next_attempt_at: Err(
-                        "no value supplied for next_attempt_at".to_string(),
-                    ),
+                    next_attempt_at: Ok(Default::default()),
                     outcome: Err("no value supplied for outcome".to_string()),
-                    response_excerpt: Err(
-                        "no value supplied for response_excerpt".to_string(),
-                    ),
-                    response_status: Err(
-                        "no value supplied for response_status".to_string(),
-                    ),
-                    trigger: Err("no value supplied for trigger".to_string()),
+                    response_excerpt: Ok(Default::default()),
+                    response_status: Ok(Default::default()),
+                    trigger: Ok(Default::default()),
                 }
             }
         }
         impl WebhookDeliveryAttempt {
             pub fn attempt<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.attempt = value
@@ -10345,7 +8109,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn duration_ms<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<i64>,
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.duration_ms = value
@@ -10369,7 +8133,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptEventId>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::WebhookDeliveryAttemptEventId>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_id = value
@@ -10381,7 +8147,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::EventType>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::EventType>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_type = value
@@ -10431,7 +8197,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn outcome<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptOutcome>,
+                T: ::std::convert::TryInto<crate::DeliveryOutcome>,
                 T::Error: ::std::fmt::Display,
             {
                 self.outcome = value
@@ -10471,7 +8237,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn trigger<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookDeliveryAttemptTrigger>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<crate::DeliveryTrigger>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.trigger = value
@@ -10542,7 +8310,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 Self {
                     data: Err("no value supplied for data".to_string()),
                     has_more: Err("no value supplied for has_more".to_string()),
-                    next_cursor: Err("no value supplied for next_cursor".to_string()),
+                    next_cursor: Ok(Default::default()),
                 }
             }
         }
@@ -10625,7 +8393,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
                 ::std::string::String,
             >,
             event_types: ::std::result::Result<
-                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::vec::Vec<crate::EventTypeFilter>,
                 ::std::string::String,
             >,
             failure_count: ::std::result::Result<i64, ::std::string::String>,
@@ -10708,7 +8476,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_types<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_types = value
@@ -10805,7 +8573,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct WebhookEndpointCreated {
             event_types: ::std::result::Result<
-                ::std::vec::Vec<super::EventTypeFilter>,
+                ::std::vec::Vec<crate::EventTypeFilter>,
                 ::std::string::String,
             >,
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -10828,7 +8596,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl WebhookEndpointCreated {
             pub fn event_types<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::EventTypeFilter>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_types = value
@@ -10943,30 +8711,35 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         #[derive(Clone, Debug)]
         pub struct WebhookMessageQueued {
             event_id: ::std::result::Result<
-                super::WebhookMessageQueuedEventId,
+                ::std::option::Option<super::WebhookMessageQueuedEventId>,
                 ::std::string::String,
             >,
-            event_type: ::std::result::Result<super::EventType, ::std::string::String>,
+            event_type: ::std::result::Result<
+                ::std::option::Option<crate::EventType>,
+                ::std::string::String,
+            >,
             message_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             scheduled_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
         }
         impl ::std::default::Default for WebhookMessageQueued {
             fn default() -> Self {
                 Self {
-                    event_id: Err("no value supplied for event_id".to_string()),
-                    event_type: Err("no value supplied for event_type".to_string()),
+                    event_id: Ok(Default::default()),
+                    event_type: Ok(Default::default()),
                     message_id: Err("no value supplied for message_id".to_string()),
-                    scheduled_at: Err("no value supplied for scheduled_at".to_string()),
+                    scheduled_at: Ok(Default::default()),
                 }
             }
         }
         impl WebhookMessageQueued {
             pub fn event_id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookMessageQueuedEventId>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::WebhookMessageQueuedEventId>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_id = value
@@ -10978,7 +8751,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn event_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::EventType>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::EventType>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.event_type = value
@@ -11002,7 +8775,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn scheduled_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.scheduled_at = value
@@ -11039,9 +8814,12 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         }
         #[derive(Clone, Debug)]
         pub struct WebhookSecret {
-            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            id: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             rotated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
             >,
             secret: ::std::result::Result<
@@ -11052,8 +8830,8 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl ::std::default::Default for WebhookSecret {
             fn default() -> Self {
                 Self {
-                    id: Err("no value supplied for id".to_string()),
-                    rotated_at: Err("no value supplied for rotated_at".to_string()),
+                    id: Ok(Default::default()),
+                    rotated_at: Ok(Default::default()),
                     secret: Err("no value supplied for secret".to_string()),
                 }
             }
@@ -11061,7 +8839,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
         impl WebhookSecret {
             pub fn id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.id = value
@@ -11071,7 +8849,9 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
             }
             pub fn rotated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.rotated_at = value
@@ -11150,7 +8930,7 @@ PENDING and PROCESSING are active: they count against the limit of 5 concurrent 
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Media Generation Service API\n\nAggregator of AI media generation: images, video, voice (text to speech) and music behind one REST interface. `POST /v1/generations` creates an asynchronous task for every media type; the model given as `modelSlug` decides the media type and the accepted parameters. The result is polled with `GET /v1/generations/{id}` or delivered by webhook (recommended for video and music). Usage is paid per generation from a single balance in roubles: the cost is reserved at creation and returned if the task finally fails. A public catalogue lists models, their parameters and prices; legal entities have requisites, invoices, PDF invoices and closing acts. Bodies are JSON (`Content-Type: application/json`).\n\n**Authentication.** Every operation except the public ones (`GET /health`, `GET /v1/catalog/`, `GET /api/openapi.json`, `POST /v1/auth/magic-link/request`) needs `Authorization: Bearer <API_KEY>`. An absent, invalid or revoked key gives 401 AUTHENTICATION_ERROR; a valid key without the right gives 403 AUTHORIZATION_ERROR; another user's resource gives 404 NOT_FOUND.\n\n**Limits.** 60 requests per minute per IP address (not per key: clients behind one address share it); `POST /v1/auth/magic-link/request` 10 per minute and `POST /v1/files` 20 per minute per IP address; the invoice PDF and closing act 30 per minute per IP address; `POST /v1/billing/topup` 5 per 600 seconds per user; 5 active (PENDING plus PROCESSING) generations per user; 5 webhook endpoints per account. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the window resets) for the limit of its route. A windowed limit gives 429 RATE_LIMIT_ERROR with `retry-after` and `error.details.retryAfter` (seconds); the concurrency limit gives 429 RATE_LIMIT_ERROR with neither. Recommended client retry: exponential delay with jitter, 1 s, 2 s, 4 s, 8 s, stop after 5 attempts. The rate-limit model is under review and may change.\n\n**Errors.** Every error has status 400 or above and the `Error` envelope: `error.code`, `error.message`, `error.requestId` (`req_...`), `error.timestamp` and optional `error.details`. Asynchronous failures of a task are reported as `errorCode` (FailureCode), not as HTTP errors.\n\n**Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.\n\n**Design notes.** The service document leaves some points \"not shown\"; this contract fixes them, and every such text is marked *Design:*. In short: `prompt` is required (1..20000 characters) and `params` optional; `Idempotency-Key` is 1..255 characters, kept 24 hours per user, and a repeat returns the existing generation (its id, current status and cost) with no new charge; the generation area has five operations (create, list, get, cancel, estimate) and a CANCELLED status reached only by cancelling a PENDING task; lists are `{data, nextCursor, hasMore}` with cursor pagination, except the webhook endpoint list `{data}`; webhook endpoints can be read, updated (also to reactivate them), tested and their delivery attempts listed and redelivered; rotate-secret answers 200 and delete answers 204; files are uploaded through presigned PUT URLs valid 15 minutes, with limits of 20/50/100 MiB for image/audio/video; refunds show in the history as the charge entry turning REFUNDED; the daily top-up cap is 300000 RUB per UTC day; the magic-link request is public and always answers the same; the members GATEWAY_TIMEOUT, GATEWAY_UNAVAILABLE, BILLING_UNAVAILABLE and BILLING_TIMEOUT stand for the GATEWAY_*/BILLING_* families.\n\nVersion: 1.0.0"]
+#[doc = "Client for Media Generation Service API\n\nAggregator of AI media generation: images, video, voice (text to speech) and music behind one REST interface. `POST /v1/generations` creates an asynchronous task for every media type; the model given as `modelSlug` decides the media type and the accepted parameters. The result is polled with `GET /v1/generations/{id}` or delivered by webhook (recommended for video and music). Usage is paid per generation from a single balance in roubles: the cost is reserved at creation and returned if the task finally fails. A public catalogue lists models, their parameters and prices; legal entities have requisites, invoices, PDF invoices and closing acts. Bodies are JSON (`Content-Type: application/json`).\n\n**Authentication.** Every operation except the public ones (`GET /health`, `GET /v1/catalog/`, `GET /api/openapi.json`, `POST /v1/auth/magic-link/request`) needs `Authorization: Bearer <API_KEY>`. An absent, invalid or revoked key gives 401 AUTHENTICATION_ERROR; a valid key without the right gives 403 AUTHORIZATION_ERROR; another user's resource gives 404 NOT_FOUND.\n\n**Limits.** 60 requests per minute per IP address (not per key: clients behind one address share it); `POST /v1/auth/magic-link/request` 10 per minute and `POST /v1/files` 20 per minute per IP address; the invoice PDF and closing act 30 per minute per IP address; `POST /v1/billing/topup` 5 per 600 seconds per user; 5 active (PENDING plus PROCESSING) generations per user; 5 webhook endpoints per account. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the window resets) for the limit of its route. A windowed limit gives 429 RATE_LIMIT_ERROR with `retry-after` and `error.details.retryAfter` (seconds); the concurrency limit gives 429 RATE_LIMIT_ERROR with neither. Recommended client retry: exponential delay with jitter, 1 s, 2 s, 4 s, 8 s, stop after 5 attempts. The rate-limit model is under review and may change.\n\n**Errors.** Every error has status 400 or above and the `Error` envelope: `error.code`, `error.message`, `error.requestId` (`req_...`), `error.timestamp` and optional `error.details`. Asynchronous failures of a task are reported as `errorCode` (FailureCode), not as HTTP errors.\n\n**Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.\n\n**Design notes.** The service document leaves some points \"not shown\"; this contract fixes them, and every such text is marked *Design:*. In short: `prompt` is required (1..20000 characters) and `params` optional; `Idempotency-Key` is 1..255 characters, kept 24 hours per user, and a repeat returns the existing generation (its id, current status and cost) with no new charge; the generation area has five operations (create, list, get, cancel, estimate) and a CANCELLED status reached only by cancelling a PENDING task; lists are `{data, nextCursor, hasMore}` with cursor pagination, except the webhook endpoint list `{data}`; webhook endpoints can be read, updated (also to reactivate them), tested and their delivery attempts listed and redelivered; rotate-secret answers 200 and delete answers 204; files are uploaded through presigned PUT URLs valid 15 minutes, with limits of 20/50/100 MiB for image/audio/video; refunds show in the history as the charge entry turning REFUNDED; the daily top-up cap is 300000 RUB per UTC day; the magic-link request is public and always answers the same; the members GATEWAY_TIMEOUT, GATEWAY_UNAVAILABLE, BILLING_UNAVAILABLE and BILLING_TIMEOUT stand for the GATEWAY_*/BILLING_* families.\n\n**Reading answers.** A schema's `required` list holds only what a client may rely on: in the records the service document describes (the generation, the webhook endpoint, the error envelope, the events) exactly the fields it guarantees; in the records it leaves to this contract, their identity and what the operation exists to return. Every other field is optional, and a client keeps working without it. Every enumeration is open: the service document says other values exist (\"any status values beyond these four\", \"other values of media_type\", the codes behind GATEWAY_* and BILLING_*), so a client keeps a value it does not know, as text, instead of failing. Members a client does not know are ignored.\n\nVersion: 1.0.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -12255,7 +10035,7 @@ pub mod builder {
         from: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
         limit: Result<Option<::std::num::NonZeroU64>, String>,
         to: Result<Option<::chrono::DateTime<::chrono::offset::Utc>>, String>,
-        type_: Result<Option<types::ListBillingHistoryType>, String>,
+        type_: Result<Option<crate::BillingOperationType>, String>,
     }
     impl<'a> ListBillingHistory<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -12322,13 +10102,14 @@ pub mod builder {
         }
         pub fn type_<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<types::ListBillingHistoryType>,
+            V: std::convert::TryInto<crate::BillingOperationType>,
         {
             self.type_ = value
                 .try_into()
                 .map(Some)
                 .map_err(|_| {
-                    "conversion to `ListBillingHistoryType` for type_ failed".to_string()
+                    "conversion to `crate :: BillingOperationType` for type_ failed"
+                        .to_string()
                 });
             self
         }
@@ -13739,7 +11520,7 @@ pub mod builder {
         cursor: Result<Option<::std::string::String>, String>,
         limit: Result<Option<::std::num::NonZeroU64>, String>,
         model_slug: Result<Option<::std::string::String>, String>,
-        status: Result<Option<types::GenerationStatus>, String>,
+        status: Result<Option<crate::GenerationStatus>, String>,
     }
     impl<'a> ListGenerations<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -13792,13 +11573,14 @@ pub mod builder {
         }
         pub fn status<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<types::GenerationStatus>,
+            V: std::convert::TryInto<crate::GenerationStatus>,
         {
             self.status = value
                 .try_into()
                 .map(Some)
                 .map_err(|_| {
-                    "conversion to `GenerationStatus` for status failed".to_string()
+                    "conversion to `crate :: GenerationStatus` for status failed"
+                        .to_string()
                 });
             self
         }

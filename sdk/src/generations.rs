@@ -179,13 +179,20 @@ impl FailureCode {
 
 /// A generation task (`GET /v1/generations/{id}`).
 ///
+/// The service document guarantees `id`, `status` and `cost_rub`, with
+/// `output_urls` when `SUCCEEDED` and `error_code` when `FAILED`; the other fields
+/// are this toolkit's design of the record and may be absent (`None`), so code
+/// that must run against the service relies only on the guaranteed ones. A status
+/// or code this version does not know is kept as `Other`, as sent.
+///
 /// ```
+/// // All the service promises for a finished task:
 /// let generation: mediagen::Generation = serde_json::from_value(serde_json::json!({
 ///     "id": "3f6c1a52-8d4e-4b7a-9c21-5e8f0d3b7a19", "status": "SUCCEEDED",
-///     "modelSlug": "flux-schnell", "mediaType": "IMAGE", "costRub": 2.5,
-///     "outputUrls": ["https://cdn.example/0.png"], "createdAt": "2026-11-22T10:15:30.123Z"
+///     "costRub": 2.5, "outputUrls": ["https://cdn.example/0.png"]
 /// }))?;
 /// assert_eq!(generation.status, mediagen::GenerationStatus::Succeeded);
+/// assert_eq!(generation.model_slug, None);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -196,34 +203,37 @@ pub struct Generation {
     pub id: Uuid,
     /// Its state.
     pub status: GenerationStatus,
-    /// The model.
-    pub model_slug: String,
-    /// The kind of media.
-    pub media_type: MediaType,
-    /// The prompt as sent.
-    #[serde(default)]
-    pub prompt: Option<String>,
-    /// The params as sent.
-    #[serde(default)]
-    pub params: Option<Map<String, Value>>,
     /// Cost in roubles reserved for the task (returned if it failed or was cancelled).
     pub cost_rub: f64,
-    /// Links to the result files; filled when `SUCCEEDED`.
+    /// Links to the result files: filled when `SUCCEEDED`, empty before.
     #[serde(default)]
     pub output_urls: Vec<String>,
-    /// Why it failed, when `FAILED`.
-    #[serde(default)]
+    /// Why it failed: set when `FAILED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<FailureCode>,
-    /// Human-readable text of the failure, when `FAILED`.
-    #[serde(default)]
+    /// The model (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_slug: Option<String>,
+    /// The kind of media (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<MediaType>,
+    /// The prompt as sent (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The params as sent (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Map<String, Value>>,
+    /// Human-readable text of the failure, when `FAILED` (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// When a worker started the task.
-    #[serde(default)]
+    /// Creation time (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// When a worker started the task (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<DateTime<Utc>>,
-    /// When it reached a final status.
-    #[serde(default)]
+    /// When it reached a final status (designed; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -254,17 +264,20 @@ pub struct Generation {
 pub struct GenerationFailure {
     /// The generation.
     pub id: Uuid,
-    /// `errorCode` (`Other("")` if the service sent none).
+    /// `errorCode`, as sent (`Other("")` if the service sent none).
     pub code: FailureCode,
-    /// `errorMessage`.
+    /// `errorMessage`, or a generic text when the service sent none.
     pub message: String,
     /// The generation as last read.
     pub generation: Generation,
+    /// The `Idempotency-Key` it was created with, when the failed call created it.
+    pub idempotency_key: Option<String>,
 }
 
 impl GenerationFailure {
     pub(crate) fn new(generation: Generation) -> Self {
         Self {
+            idempotency_key: None,
             id: generation.id,
             code: generation
                 .error_code
@@ -565,7 +578,7 @@ impl GenerationFilter {
 /// The generation area of a [`Client`].
 ///
 /// ```
-/// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+/// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
 /// let generations = client.generations();
 /// # drop(generations);
 /// # Ok::<(), mediagen::Error>(())
@@ -631,7 +644,7 @@ impl<'a> Generations<'a> {
     /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
     /// # let id = client.generations().create(mediagen::GenerationRequest::new("flux-schnell", "a fox")).await?.id;
     /// let generation = client.generations().get(id).await?;
-    /// assert_eq!(generation.model_slug, "flux-schnell");
+    /// assert_eq!(generation.model_slug.as_deref(), Some("flux-schnell"));
     /// # Ok(())
     /// # }
     /// ```
@@ -687,9 +700,7 @@ impl<'a> Generations<'a> {
     ) -> Result<Page<Generation>> {
         let mut builder = self.client.raw().list_generations();
         if let Some(status) = &filter.status {
-            let status = types::GenerationStatus::try_from(status.as_str())
-                .map_err(|err| Error::InvalidRequest(format!("status {status}: {err}")))?;
-            builder = builder.status(status);
+            builder = builder.status(status.clone());
         }
         if let Some(slug) = &filter.model_slug {
             builder = builder.model_slug(slug.clone());

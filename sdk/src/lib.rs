@@ -18,6 +18,7 @@ mod generations;
 mod open_enum;
 mod pagination;
 mod rate_limit;
+mod read;
 mod retry;
 mod transport;
 mod wait;
@@ -25,13 +26,21 @@ mod webhooks;
 
 pub use account::Account;
 pub use batch::{Batch, BatchEvent, BatchProgress};
-pub use billing::{Billing, HistoryFilter};
-pub use catalog::{Auth, Catalog};
-pub use client::{Client, ClientBuilder, DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL};
+pub use billing::{
+    Billing, BillingOperationStatus, BillingOperationType, Currency, HistoryFilter, InvoiceStatus,
+    TopupStatus,
+};
+pub use catalog::{Auth, Catalog, HealthStatus, ModelParameterType, ModelStatus, PriceUnit};
+pub use client::{Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL};
 pub use clock::{Clock, Sleep, TokioClock};
-pub use error::{ApiError, Error, ErrorKind, FieldError, Result};
-pub use events::{CompletedGeneration, Delivery, FailedGeneration, WebhookEvent, WebhookVerifier};
-pub use files::{Download, Files, Progress, Upload, UploadedFile, output_paths};
+pub use error::{ApiError, Error, ErrorCode, ErrorKind, FieldError, Result};
+pub use events::{
+    CompletedGeneration, Delivery, EventType, FailedGeneration, WebhookEvent, WebhookVerifier,
+};
+pub use files::{
+    Download, FileContentType, FileStatus, Files, Progress, Upload, UploadMethod, UploadedFile,
+    output_paths,
+};
 pub use generated::types;
 pub use generations::{
     CreatedGeneration, FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationFilter,
@@ -42,8 +51,8 @@ pub use rate_limit::{LimitScope, RateLimit};
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
 pub use webhooks::{
-    CreatedWebhookEndpoint, RotatedSecret, WebhookEndpointRequest, WebhookEndpointUpdate,
-    WebhookEndpoints, WebhookSecret,
+    CreatedWebhookEndpoint, DeliveryOutcome, DeliveryTrigger, EventTypeFilter, RotatedSecret,
+    WebhookEndpointRequest, WebhookEndpointUpdate, WebhookEndpoints, WebhookSecret,
 };
 
 /// The generated client underneath [`Client`], for what the hand-written layer does

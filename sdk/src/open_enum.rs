@@ -1,8 +1,12 @@
 //! String enums that keep values they do not know.
 //!
-//! The contract's enums are closed, but the service document leaves room for
-//! more ("any status values beyond these four: not shown"). A value this version
-//! does not know becomes `Other(text)` instead of a decoding error.
+//! The service document leaves room for more values than it lists ("any status
+//! values beyond these four", "other values of media_type", the codes behind
+//! GATEWAY_* and BILLING_*: not shown), so every enumeration of the contract is
+//! open: a value this version does not know becomes `Other(text)`, shown as sent,
+//! instead of a decoding error. The generator puts these enums in place of the
+//! contract's (openapi/src/bin/generate.rs), so the generated types are open too,
+//! and a test ties each one's `KNOWN` list to the contract.
 
 macro_rules! open_enum {
     (
@@ -21,12 +25,20 @@ macro_rules! open_enum {
         }
 
         impl $name {
+            /// Every value this version names, as the service writes them.
+            pub const KNOWN: &'static [&'static str] = &[$($text),*];
+
             /// The value as the service writes it.
             pub fn as_str(&self) -> &str {
                 match self {
                     $( Self::$variant => $text, )*
                     Self::Other(text) => text,
                 }
+            }
+
+            /// Whether this version names the value (it is not `Other`).
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::Other(_))
             }
         }
 

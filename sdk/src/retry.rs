@@ -6,9 +6,10 @@
 //! retries of many clients instead of bunching them. A `retry-after` from the
 //! service is a floor under that.
 //!
-//! Which answers are worth another attempt is decided in one place,
-//! [`decide`], for every operation; the loop that applies it is in
-//! `transport.rs`.
+//! Which answers are worth another attempt is decided in one place, [`decide`]
+//! and [`decide_transport`], for every operation, by its [`Repeat`] rule: an
+//! attempt is repeated only when repeating cannot act twice. The loop that
+//! applies it is in `transport.rs`.
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ use crate::error::{ApiError, ErrorKind};
 /// assert_eq!(policy.delay_cap(2), Duration::from_millis(400));
 ///
 /// let client = Client::builder()
+///     .base_url("http://127.0.0.1:8080")
 ///     .api_key("mg_live_demo_secret")
 ///     .retry_policy(policy)
 ///     .build()?;
@@ -194,6 +196,135 @@ impl RetryPolicy {
     }
 }
 
+/// Whether an operation may be sent again, by what it does (Never do anything twice
+/// that costs money or changes state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// Idempotent by nature: sending it twice has the effect of sending it once
+    /// (GET, PUT of a whole resource, DELETE, a read sent as POST, and the transfers
+    /// to and from storage URLs).
+    Safe,
+    /// Carries an `Idempotency-Key`: a repeat with the same key returns what the
+    /// first attempt made. Only `POST /v1/generations`, which always carries one.
+    Keyed,
+    /// May act (charge a card, send a message, change a secret). Sent again only
+    /// when it surely did not act: it never reached the service, or the service
+    /// refused it before acting. `check` says how to tell whether an attempt with
+    /// no clear answer took effect.
+    Once {
+        /// How to tell whether it took effect.
+        check: &'static str,
+    },
+}
+
+/// Every operation of the contract and its repeat rule; a test keeps the list whole.
+const OPERATIONS: &[(&str, Repeat)] = &[
+    ("create_generation", Repeat::Keyed),
+    // A price, computed; nothing is created and no money moves.
+    ("estimate_generation", Repeat::Safe),
+    ("list_generations", Repeat::Safe),
+    ("get_generation", Repeat::Safe),
+    (
+        "cancel_generation",
+        Repeat::Once {
+            check: "read the generation: CANCELLED means the cancel took effect",
+        },
+    ),
+    (
+        "create_webhook_endpoint",
+        Repeat::Once {
+            check: "look for the endpoint in the endpoint list before creating it again, or \
+                    every event may be delivered twice",
+        },
+    ),
+    ("list_webhook_endpoints", Repeat::Safe),
+    ("get_webhook_endpoint", Repeat::Safe),
+    // A PATCH is not repeated: `active: true` resets the failure count each time.
+    (
+        "update_webhook_endpoint",
+        Repeat::Once {
+            check: "read the endpoint to see whether the change took effect",
+        },
+    ),
+    ("delete_webhook_endpoint", Repeat::Safe),
+    (
+        "rotate_webhook_endpoint_secret",
+        Repeat::Once {
+            check: "the secret may have changed and its new value is lost: rotate again and \
+                    store the secret that comes back",
+        },
+    ),
+    (
+        "send_test_webhook",
+        Repeat::Once {
+            check: "look at the endpoint's delivery attempts before sending another test",
+        },
+    ),
+    ("list_webhook_deliveries", Repeat::Safe),
+    (
+        "redeliver_webhook_message",
+        Repeat::Once {
+            check: "look at the endpoint's delivery attempts before redelivering again",
+        },
+    ),
+    (
+        "create_file_upload",
+        Repeat::Once {
+            check: "ask for a new upload URL; an unused one expires by itself",
+        },
+    ),
+    ("get_file", Repeat::Safe),
+    ("delete_file", Repeat::Safe),
+    ("get_balance", Repeat::Safe),
+    ("list_billing_history", Repeat::Safe),
+    ("get_requisites", Repeat::Safe),
+    ("set_requisites", Repeat::Safe),
+    ("list_invoices", Repeat::Safe),
+    (
+        "create_invoice",
+        Repeat::Once {
+            check: "look for the invoice in the invoice list before creating it again",
+        },
+    ),
+    ("get_invoice_pdf", Repeat::Safe),
+    ("get_invoice_act", Repeat::Safe),
+    (
+        "create_topup",
+        Repeat::Once {
+            check: "look for the top-up in the balance history before topping up again, or \
+                    the card may be charged twice",
+        },
+    ),
+    ("get_account", Repeat::Safe),
+    ("get_summary", Repeat::Safe),
+    (
+        "request_magic_link",
+        Repeat::Once {
+            check: "wait for the e-mail before asking for another link",
+        },
+    ),
+    ("list_catalog", Repeat::Safe),
+    ("get_health", Repeat::Safe),
+    ("get_openapi_document", Repeat::Safe),
+];
+
+impl Repeat {
+    /// The rule of an operation; one the contract does not have yet is judged by
+    /// its method alone.
+    pub(crate) fn of(operation_id: &str, method: &reqwest::Method) -> Self {
+        use reqwest::Method;
+        if let Some((_, repeat)) = OPERATIONS.iter().find(|(id, _)| *id == operation_id) {
+            return *repeat;
+        }
+        match *method {
+            Method::GET | Method::HEAD | Method::PUT | Method::DELETE => Self::Safe,
+            _ => Self::Once {
+                check: "read the resource to see whether the request took effect",
+            },
+        }
+    }
+}
+
 /// Whether a failed attempt is worth another one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Decision {
@@ -201,36 +332,56 @@ pub(crate) enum Decision {
     Retry { retry_after: Option<Duration> },
     /// The answer is final.
     Stop,
+    /// The request may have acted and its outcome is unknown: not sent again.
+    Unknown,
 }
 
 /// The one rule for retrying an error answer, for every operation.
-///
-/// `keyed_create` says the request is a create carrying an `Idempotency-Key`.
-pub(crate) fn decide(error: &ApiError, keyed_create: bool) -> Decision {
-    // Rule 8 of POST /v1/generations: the first request with this key is still
-    // being executed. Asking again with the same key returns its generation.
-    if keyed_create && error.kind == ErrorKind::Conflict && error.status == 409 {
-        return Decision::Retry { retry_after: None };
+pub(crate) fn decide(error: &ApiError, repeat: Repeat) -> Decision {
+    // Refused before acting: a windowed limit says when to come back (Limits,
+    // rule 3). The concurrency limit has no `retry-after`: waiting for a task to
+    // end is the caller's decision.
+    if let ErrorKind::RateLimited {
+        retry_after: Some(after),
+        ..
+    } = error.kind
+    {
+        return Decision::Retry {
+            retry_after: Some(after),
+        };
     }
-    if error.is_retryable() {
-        Decision::Retry {
-            retry_after: error.retry_after(),
+    match repeat {
+        // Rule 8 of POST /v1/generations: the first request with this key is still
+        // being executed; asking again with the same key returns its generation.
+        Repeat::Keyed if error.kind == ErrorKind::Conflict && error.status == 409 => {
+            Decision::Retry { retry_after: None }
         }
-    } else {
-        Decision::Stop
+        Repeat::Safe | Repeat::Keyed if error.is_retryable() => Decision::Retry {
+            retry_after: error.retry_after(),
+        },
+        Repeat::Once { .. } if error.status.is_server_error() => Decision::Unknown,
+        _ => Decision::Stop,
     }
 }
 
-/// Whether a transport failure is worth another attempt: a connection that was
-/// never made always is; one that broke after the request went out only when
-/// the request may be sent twice.
-pub(crate) fn decide_transport(error: &reqwest::Error, replay_safe: bool) -> Decision {
-    if error.is_connect()
-        || replay_safe && (error.is_timeout() || error.is_request() || error.is_body())
-    {
-        Decision::Retry { retry_after: None }
-    } else {
-        Decision::Stop
+/// The rule for a request that got no answer: a connection that was never made is
+/// always tried again; one that broke after the request went out only when the
+/// request may be sent twice.
+pub(crate) fn decide_transport(error: &reqwest::Error, repeat: Repeat) -> Decision {
+    if error.is_connect() {
+        return Decision::Retry { retry_after: None };
+    }
+    if error.is_builder() {
+        return Decision::Stop;
+    }
+    match repeat {
+        Repeat::Once { .. } => Decision::Unknown,
+        Repeat::Safe | Repeat::Keyed
+            if error.is_timeout() || error.is_request() || error.is_body() =>
+        {
+            Decision::Retry { retry_after: None }
+        }
+        Repeat::Safe | Repeat::Keyed => Decision::Stop,
     }
 }
 
@@ -272,6 +423,144 @@ mod tests {
     fn a_retry_after_beyond_the_limit_is_left_to_the_caller() {
         let policy = RetryPolicy::default().max_retry_after(Duration::from_secs(10));
         assert_eq!(policy.delay_after(1, Some(Duration::from_secs(600))), None);
+    }
+
+    #[test]
+    fn every_operation_of_the_contract_has_its_repeat_rule() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../openapi/openapi.json")).unwrap();
+        let mut seen = 0;
+        for item in doc["paths"].as_object().unwrap().values() {
+            for (method, operation) in item.as_object().unwrap() {
+                let Some(id) = operation.get("operationId").and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                seen += 1;
+                let (_, rule) = OPERATIONS
+                    .iter()
+                    .find(|(listed, _)| *listed == id)
+                    .unwrap_or_else(|| panic!("{id} has no repeat rule"));
+                let expected = match (method.as_str(), id) {
+                    (_, "create_generation") => Repeat::Keyed,
+                    // A read sent as POST.
+                    (_, "estimate_generation") => Repeat::Safe,
+                    ("get" | "put" | "delete", _) => Repeat::Safe,
+                    _ => *rule,
+                };
+                assert_eq!(*rule, expected, "{method} {id}");
+                if matches!(method.as_str(), "post" | "patch")
+                    && !matches!(id, "create_generation" | "estimate_generation")
+                {
+                    assert!(
+                        matches!(rule, Repeat::Once { .. }),
+                        "{method} {id} may act and must be sent once"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            seen,
+            OPERATIONS.len(),
+            "the list names operations the contract lacks"
+        );
+    }
+
+    fn api_error(status: u16, body: &str, headers: &[(&str, &str)]) -> ApiError {
+        let mut map = http::HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        ApiError::from_response(
+            http::StatusCode::from_u16(status).unwrap(),
+            &map,
+            body.as_bytes(),
+        )
+    }
+
+    #[test]
+    fn a_post_that_may_have_acted_is_never_repeated_after_a_5xx() {
+        let once = Repeat::of("create_topup", &reqwest::Method::POST);
+        for (status, code) in [
+            (500, "INTERNAL_ERROR"),
+            (502, "GATEWAY_TIMEOUT"),
+            (503, "SERVICE_UNAVAILABLE"),
+            (504, ""),
+        ] {
+            let body =
+                format!(r#"{{"error":{{"code":"{code}","message":"m","requestId":"req_1"}}}}"#);
+            assert_eq!(
+                decide(&api_error(status, &body, &[]), once),
+                Decision::Unknown,
+                "{status}"
+            );
+            assert!(matches!(
+                decide(&api_error(status, &body, &[]), Repeat::Keyed),
+                Decision::Retry { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn a_refusal_before_acting_is_repeated_for_every_operation() {
+        let limited = api_error(
+            429,
+            r#"{"error":{"code":"RATE_LIMIT_ERROR","message":"slow","requestId":"req_1","details":{"retryAfter":3}}}"#,
+            &[("retry-after", "3")],
+        );
+        for repeat in [
+            Repeat::Safe,
+            Repeat::Keyed,
+            Repeat::of("create_topup", &reqwest::Method::POST),
+        ] {
+            assert_eq!(
+                decide(&limited, repeat),
+                Decision::Retry {
+                    retry_after: Some(Duration::from_secs(3))
+                }
+            );
+        }
+        // The concurrency limit has no retry-after: waiting for a task is the caller's call.
+        let concurrency = api_error(
+            429,
+            r#"{"error":{"code":"RATE_LIMIT_ERROR","message":"Maximum 5 concurrent generations allowed","requestId":"req_1"}}"#,
+            &[],
+        );
+        assert_eq!(decide(&concurrency, Repeat::Keyed), Decision::Stop);
+    }
+
+    #[test]
+    fn only_the_keyed_create_repeats_a_conflict() {
+        let conflict = api_error(
+            409,
+            r#"{"error":{"code":"CONFLICT_ERROR","message":"running","requestId":"req_1"}}"#,
+            &[],
+        );
+        assert!(matches!(
+            decide(&conflict, Repeat::Keyed),
+            Decision::Retry { .. }
+        ));
+        assert_eq!(decide(&conflict, Repeat::Safe), Decision::Stop);
+        let once = Repeat::of("cancel_generation", &reqwest::Method::POST);
+        assert_eq!(decide(&conflict, once), Decision::Stop);
+    }
+
+    #[test]
+    fn an_operation_the_contract_lacks_is_judged_by_its_method() {
+        assert_eq!(
+            Repeat::of("get_new_thing", &reqwest::Method::GET),
+            Repeat::Safe
+        );
+        assert!(matches!(
+            Repeat::of("make_new_thing", &reqwest::Method::POST),
+            Repeat::Once { .. }
+        ));
+        assert!(matches!(
+            Repeat::of("patch_new_thing", &reqwest::Method::PATCH),
+            Repeat::Once { .. }
+        ));
     }
 
     #[test]

@@ -27,7 +27,8 @@ use crate::clock::Clock;
 use crate::error::{ApiError, Error, Result};
 use crate::generated;
 use crate::rate_limit::{Pacer, Scopes};
-use crate::retry::{self, Decision, RetryPolicy};
+use crate::read;
+use crate::retry::{self, Decision, Repeat, RetryPolicy};
 
 type RawError = progenitor_client::Error<generated::types::Error>;
 
@@ -40,7 +41,7 @@ type RawError = progenitor_client::Error<generated::types::Error>;
 /// [`raw::Client`]: crate::raw::Client
 ///
 /// ```
-/// let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+/// let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
 /// let raw: &mediagen::raw::Client = client.raw();
 /// let transport: &mediagen::raw::Transport = progenitor_client::ClientInfo::inner(raw);
 /// assert!(!format!("{transport:?}").contains("secret"));
@@ -96,8 +97,8 @@ const PUBLIC_OPERATIONS: &[&str] = &[
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Operation {
     pub(crate) id: &'static str,
-    /// Whether sending the request twice has the effect of sending it once.
-    replay_safe: bool,
+    /// Whether, and when, it may be sent again.
+    repeat: Repeat,
     /// Whether it counts against the service's limits (not for storage URLs).
     paced: bool,
     scopes: Scopes,
@@ -105,27 +106,20 @@ pub(crate) struct Operation {
 
 impl Operation {
     fn of(id: &'static str, method: &reqwest::Method) -> Self {
-        use reqwest::Method;
-        let replay_safe = match *method {
-            Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::PATCH => true,
-            // A create always carries an Idempotency-Key (see `prepare`), and an
-            // estimate changes nothing.
-            _ => matches!(id, "create_generation" | "estimate_generation"),
-        };
         Self {
             id,
-            replay_safe,
+            repeat: Repeat::of(id, method),
             paced: true,
             scopes: Scopes::of_operation(id),
         }
     }
 
-    /// A request to a storage URL (a presigned upload, a result file): outside the
-    /// service's limits, and sent without the API key.
+    /// A transfer to or from a storage URL (a presigned upload, a result file):
+    /// idempotent, outside the service's limits, and sent without the API key.
     pub(crate) fn storage(id: &'static str) -> Self {
         Self {
             id,
-            replay_safe: true,
+            repeat: Repeat::Safe,
             paced: false,
             scopes: Scopes::of_operation(id),
         }
@@ -139,6 +133,8 @@ struct CallRecord {
     attempts: u32,
     /// The final error answer, read from its raw body.
     error: Option<ApiError>,
+    /// Set when the request may have acted and was not repeated: how to check.
+    unknown_outcome: Option<&'static str>,
 }
 
 tokio::task_local! {
@@ -179,6 +175,39 @@ enum Attempt {
     Transport(reqwest::Error),
 }
 
+impl Attempt {
+    fn decision(&self, repeat: Repeat) -> Decision {
+        match self {
+            Self::Answer(_) => Decision::Stop,
+            Self::Failed(_, error) => retry::decide(error, repeat),
+            Self::Transport(error) => retry::decide_transport(error, repeat),
+        }
+    }
+
+    fn log_retry(&self, operation: &'static str, attempt: u32, delay: Duration) {
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        match self {
+            Self::Failed(_, error) => tracing::warn!(
+                operation,
+                attempt,
+                delay_ms,
+                code = %error.code,
+                status = error.status.as_u16(),
+                request_id = error.request_id.as_deref().unwrap_or(""),
+                "transient error; retrying"
+            ),
+            Self::Transport(error) => tracing::warn!(
+                operation,
+                attempt,
+                delay_ms,
+                error = %error,
+                "no answer; retrying"
+            ),
+            Self::Answer(_) => {}
+        }
+    }
+}
+
 impl Shared {
     /// Completes a request of the contract before it is sent.
     fn prepare(&self, request: &mut reqwest::Request, operation_id: &'static str) {
@@ -217,9 +246,9 @@ impl Shared {
         result
     }
 
-    /// The retry loop: sends `first`, and after a transient failure waits and
-    /// sends the next copy from `again`, up to the policy's attempts. Returns the
-    /// last outcome and the number of attempts made.
+    /// The retry loop: sends `first`, and after a failure that repeating cannot
+    /// turn into a second action waits and sends the next copy from `again`, up to
+    /// the policy's attempts. Returns the last outcome and the number of attempts.
     pub(crate) async fn run(
         &self,
         operation: Operation,
@@ -230,47 +259,52 @@ impl Shared {
         let mut attempt = 1;
         loop {
             let outcome = self.attempt(operation, request).await;
-            let decision = match &outcome {
-                Attempt::Answer(_) => Decision::Stop,
-                Attempt::Failed(_, error) => {
-                    retry::decide(error, operation.id == "create_generation")
-                }
-                Attempt::Transport(error) => retry::decide_transport(error, operation.replay_safe),
-            };
-            let delay = match decision {
-                Decision::Retry { retry_after } if attempt < self.retry.attempts() => {
-                    self.retry.delay_after(attempt, retry_after)
-                }
-                _ => None,
-            };
-            if let Some(delay) = delay
+            let decision = outcome.decision(operation.repeat);
+            if let Some(delay) = self.delay(attempt, decision)
                 && let Some(next) = again()
             {
-                match &outcome {
-                    Attempt::Failed(_, error) => tracing::warn!(
-                        operation = operation.id,
-                        attempt,
-                        delay_ms = delay.as_millis() as u64,
-                        code = %error.code,
-                        status = error.status.as_u16(),
-                        request_id = error.request_id.as_deref().unwrap_or(""),
-                        "transient error; retrying"
-                    ),
-                    Attempt::Transport(error) => tracing::warn!(
-                        operation = operation.id,
-                        attempt,
-                        delay_ms = delay.as_millis() as u64,
-                        error = %error,
-                        "no answer; retrying"
-                    ),
-                    Attempt::Answer(_) => {}
-                }
+                outcome.log_retry(operation.id, attempt, delay);
                 self.clock.sleep(delay).await;
                 request = next;
                 attempt += 1;
                 continue;
             }
-            return (self.finish(operation, attempt, outcome), attempt);
+            let unknown = match (decision, operation.repeat) {
+                (Decision::Unknown, Repeat::Once { check }) => Some(check),
+                _ => None,
+            };
+            return (self.finish(operation, attempt, outcome, unknown), attempt);
+        }
+    }
+
+    /// One attempt of `operation`, for a loop that must read the body before it
+    /// knows whether the attempt succeeded (a download): the outcome, an error
+    /// answer read into [`Error`], and what the retry rule makes of it.
+    pub(crate) async fn attempt_once(
+        &self,
+        operation: Operation,
+        request: reqwest::Request,
+    ) -> (Result<reqwest::Response>, Decision) {
+        let outcome = self.attempt(operation, request).await;
+        let decision = outcome.decision(operation.repeat);
+        let result = match outcome {
+            Attempt::Answer(response) => Ok(response),
+            Attempt::Failed(_, error) => Err(Error::Api(error)),
+            Attempt::Transport(source) => Err(Error::Connection {
+                attempts: 1,
+                source,
+            }),
+        };
+        (result, decision)
+    }
+
+    /// The pause before attempt `attempt + 1`, if there is to be one.
+    pub(crate) fn delay(&self, attempt: u32, decision: Decision) -> Option<Duration> {
+        match decision {
+            Decision::Retry { retry_after } if attempt < self.retry.attempts() => {
+                self.retry.delay_after(attempt, retry_after)
+            }
+            _ => None,
         }
     }
 
@@ -279,6 +313,7 @@ impl Shared {
         operation: Operation,
         attempts: u32,
         outcome: Attempt,
+        unknown_outcome: Option<&'static str>,
     ) -> reqwest::Result<reqwest::Response> {
         match outcome {
             Attempt::Answer(response) => {
@@ -303,6 +338,7 @@ impl Shared {
                     call.operation = operation.id;
                     call.attempts = attempts;
                     call.error = Some(*error);
+                    call.unknown_outcome = unknown_outcome;
                 });
                 Ok(response)
             }
@@ -311,6 +347,7 @@ impl Shared {
                     call.operation = operation.id;
                     call.attempts = attempts;
                     call.error = None;
+                    call.unknown_outcome = unknown_outcome;
                 });
                 Err(error)
             }
@@ -370,8 +407,41 @@ pub(crate) fn new_idempotency_key() -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("mediagen-fallback-key"))
 }
 
-/// Runs one generated operation and reads its outcome into this crate's types.
-pub(crate) async fn call<T>(
+/// Runs one generated operation whose answer is JSON, and reads it.
+///
+/// Every answer is read by one policy (`read.rs`): when the generated code refuses
+/// a body, the body is read again tolerantly, so that only a missing or mistyped
+/// required field fails the call.
+pub(crate) async fn call<T: DeserializeOwned>(
+    operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
+) -> Result<T> {
+    let (result, record) = scoped(operation).await;
+    match result {
+        Ok(value) => Ok(value.into_inner()),
+        Err(err) => reread(err, record),
+    }
+}
+
+/// Like [`call`], for operations whose answer this crate reads into a type of its
+/// own (`G` is the generated type, `T` ours).
+pub(crate) async fn call_as<G: Serialize, T: DeserializeOwned>(
+    operation: impl Future<Output = std::result::Result<ResponseValue<G>, RawError>>,
+) -> Result<T> {
+    let (result, record) = scoped(operation).await;
+    match result {
+        Ok(value) => serde_json::to_value(value.into_inner())
+            .and_then(serde_json::from_value)
+            .map_err(|source| Error::Decode {
+                operation: record.operation,
+                body: Bytes::new(),
+                source,
+            }),
+        Err(err) => reread(err, record),
+    }
+}
+
+/// Runs one generated operation whose answer is not JSON (a document, a stream).
+pub(crate) async fn send<T>(
     operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
 ) -> Result<T> {
     let (result, record) = scoped(operation).await;
@@ -380,32 +450,18 @@ pub(crate) async fn call<T>(
         .map_err(|err| convert(err, record))
 }
 
-/// Like [`call`], for operations whose answer this crate reads into a type of its
-/// own (`G` is the generated type, `T` ours): `T` accepts what `G` refuses, such
-/// as a status value the contract does not list yet.
-pub(crate) async fn call_as<G: Serialize, T: DeserializeOwned>(
-    operation: impl Future<Output = std::result::Result<ResponseValue<G>, RawError>>,
-) -> Result<T> {
-    let (result, record) = scoped(operation).await;
-    let name = record.operation;
-    match result {
-        Ok(value) => serde_json::to_value(value.into_inner())
-            .and_then(serde_json::from_value)
-            .map_err(|source| Error::Decode {
-                operation: name,
-                body: Bytes::new(),
-                source,
-            }),
-        Err(progenitor_client::Error::InvalidResponsePayload(body, _))
-            if record.error.is_none() =>
-        {
-            serde_json::from_slice(&body).map_err(|source| Error::Decode {
-                operation: name,
+/// A body the generated code refused, read again by the tolerant policy; any
+/// other failure converted.
+fn reread<T: DeserializeOwned>(err: RawError, record: CallRecord) -> Result<T> {
+    match err {
+        progenitor_client::Error::InvalidResponsePayload(body, _) if record.error.is_none() => {
+            read::tolerant(&body).map_err(|source| Error::Decode {
+                operation: record.operation,
                 body,
                 source,
             })
         }
-        Err(err) => Err(convert(err, record)),
+        err => Err(convert(err, record)),
     }
 }
 
@@ -416,7 +472,21 @@ async fn scoped<T>(operation: impl Future<Output = T>) -> (T, CallRecord) {
     (result, record)
 }
 
-fn convert(err: RawError, record: CallRecord) -> Error {
+fn convert(err: RawError, mut record: CallRecord) -> Error {
+    let unknown_outcome = record.unknown_outcome.take();
+    let operation = record.operation;
+    let error = convert_raw(err, record);
+    match unknown_outcome {
+        Some(check) => Error::OutcomeUnknown {
+            operation,
+            check,
+            source: Box::new(error),
+        },
+        None => error,
+    }
+}
+
+fn convert_raw(err: RawError, record: CallRecord) -> Error {
     use progenitor_client::Error as Raw;
     if let Some(error) = record.error {
         return error.into();

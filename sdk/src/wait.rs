@@ -10,7 +10,9 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::generations::{Generation, GenerationFailure, GenerationRequest, GenerationStatus};
+use crate::generations::{
+    CreatedGeneration, Generation, GenerationFailure, GenerationRequest, GenerationStatus,
+};
 use crate::rate_limit::WaiterGuard;
 
 /// How a wait polls: the first interval, how it grows, its ceiling, and a deadline.
@@ -180,6 +182,7 @@ impl Watch<'_> {
                         return Err(Error::WaitTimeout {
                             id: self.id,
                             status: self.last.clone().unwrap_or(GenerationStatus::Pending),
+                            idempotency_key: None,
                         });
                     }
                     // One last read at the deadline.
@@ -197,18 +200,53 @@ impl Watch<'_> {
     }
 }
 
-/// The end of a wait: `Ok` for `SUCCEEDED`, a typed error otherwise.
-pub(crate) fn outcome(generation: Generation) -> Result<Generation> {
+/// The end of a wait: `Ok` for `SUCCEEDED`, a typed error for any other status
+/// (the wait stops at every status but `PENDING` and `PROCESSING`).
+fn outcome(generation: Generation) -> Result<Generation> {
     match generation.status {
         GenerationStatus::Succeeded => Ok(generation),
         GenerationStatus::Failed => Err(Error::GenerationFailed(Box::new(GenerationFailure::new(
             generation,
         )))),
-        GenerationStatus::Cancelled => Err(Error::GenerationCancelled { id: generation.id }),
-        _ => Err(Error::UnknownGenerationStatus {
+        GenerationStatus::Cancelled => Err(Error::GenerationCancelled {
             id: generation.id,
-            status: generation.status.as_str().to_owned(),
+            idempotency_key: None,
         }),
+        _ => Err(Error::UnknownGenerationStatus {
+            generation: Box::new(generation),
+            idempotency_key: None,
+        }),
+    }
+}
+
+/// An error that came after `created` was accepted, made to carry its id and
+/// `Idempotency-Key`: the generation exists and is paid for, so its caller must be
+/// able to find it again.
+pub(crate) fn after_create(err: Error, created: &CreatedGeneration) -> Error {
+    let key = Some(created.idempotency_key.clone());
+    match err {
+        Error::GenerationFailed(mut failure) => {
+            failure.idempotency_key = key;
+            Error::GenerationFailed(failure)
+        }
+        Error::GenerationCancelled { id, .. } => Error::GenerationCancelled {
+            id,
+            idempotency_key: key,
+        },
+        Error::WaitTimeout { id, status, .. } => Error::WaitTimeout {
+            id,
+            status,
+            idempotency_key: key,
+        },
+        Error::UnknownGenerationStatus { generation, .. } => Error::UnknownGenerationStatus {
+            generation,
+            idempotency_key: key,
+        },
+        other => Error::AfterCreate {
+            id: created.id,
+            idempotency_key: created.idempotency_key.clone(),
+            source: Box::new(other),
+        },
     }
 }
 
@@ -270,7 +308,7 @@ impl<'a> Wait<'a> {
     /// Polling intervals and deadline.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// # let id = uuid::Uuid::nil();
     /// let wait = client.generations().wait(id).options(mediagen::WaitOptions::default());
     /// # drop(wait);
@@ -284,7 +322,7 @@ impl<'a> Wait<'a> {
     /// Gives up after `timeout` with [`Error::WaitTimeout`].
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// # let id = uuid::Uuid::nil();
     /// let wait = client.generations().wait(id).timeout(std::time::Duration::from_secs(60));
     /// # drop(wait);
@@ -298,7 +336,7 @@ impl<'a> Wait<'a> {
     /// Called with the generation at the first read and at each change of status.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// # let id = uuid::Uuid::nil();
     /// let wait = client.generations().wait(id).on_status(|g| eprintln!("{}: {}", g.id, g.status));
     /// # drop(wait);
@@ -316,23 +354,38 @@ impl<'a> Wait<'a> {
             options,
             mut on_status,
         } = self;
-        let mut changes = watch(client, id, options);
-        let mut last = None;
-        while let Some(item) = changes.next().await {
-            let generation = item?;
+        follow(client, id, options, |generation| {
             if let Some(callback) = on_status.as_mut() {
-                callback(&generation);
+                callback(generation);
             }
-            last = Some(generation);
-        }
-        match last {
-            Some(generation) => outcome(generation),
-            // The stream always yields at least one item or an error.
-            None => Err(Error::WaitTimeout {
-                id,
-                status: GenerationStatus::Pending,
-            }),
-        }
+        })
+        .await
+    }
+}
+
+/// Polls a generation until it ends, calling `on_change` with it at the first read
+/// and at each change of status; the end as [`outcome`] tells it.
+pub(crate) async fn follow(
+    client: &Client,
+    id: Uuid,
+    options: WaitOptions,
+    mut on_change: impl FnMut(&Generation),
+) -> Result<Generation> {
+    let mut changes = watch(client, id, options);
+    let mut last = None;
+    while let Some(item) = changes.next().await {
+        let generation = item?;
+        on_change(&generation);
+        last = Some(generation);
+    }
+    match last {
+        Some(generation) => outcome(generation),
+        // The stream always yields at least one item or an error.
+        None => Err(Error::WaitTimeout {
+            id,
+            status: GenerationStatus::Pending,
+            idempotency_key: None,
+        }),
     }
 }
 
@@ -347,9 +400,11 @@ impl<'a> IntoFuture for Wait<'a> {
 
 /// Creates a generation and waits until it ends, in one call. Await it.
 ///
-/// When waiting is cut short ([`Error::WaitTimeout`], a lost connection) the task
-/// goes on: its id is in the error, or in the request log under the request's
-/// `Idempotency-Key`, and [`Generations::wait`](crate::Generations::wait) resumes.
+/// Once the create is accepted, every error carries the generation's id and
+/// `Idempotency-Key` ([`Error::generation_id`], [`Error::idempotency_key`]): a wait
+/// cut short ([`Error::WaitTimeout`], a lost connection in [`Error::AfterCreate`])
+/// leaves the task going on, and [`Generations::wait`](crate::Generations::wait)
+/// resumes it.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -395,7 +450,7 @@ impl<'a> CreateAndWait<'a> {
     /// Polling intervals and deadline of the wait.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let call = client
     ///     .generations()
     ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
@@ -411,7 +466,7 @@ impl<'a> CreateAndWait<'a> {
     /// Gives up waiting after `timeout` (the create is not undone).
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let call = client
     ///     .generations()
     ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
@@ -427,7 +482,7 @@ impl<'a> CreateAndWait<'a> {
     /// Called at the first read and at each change of status.
     ///
     /// ```
-    /// # let client = mediagen::Client::new("https://api.mediagen.ru", "mg_live_demo_secret")?;
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
     /// let call = client
     ///     .generations()
     ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
@@ -450,7 +505,7 @@ impl<'a> IntoFuture for CreateAndWait<'a> {
             let Self { request, mut wait } = self;
             let created = wait.client.generations().create(request).await?;
             wait.id = created.id;
-            wait.run().await
+            wait.run().await.map_err(|err| after_create(err, &created))
         })
     }
 }

@@ -10,10 +10,60 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::events::WebhookVerifier;
+use crate::events::{EventType, WebhookVerifier};
+use crate::open_enum::open_enum;
 use crate::pagination::{Page, page, paginate};
 use crate::transport::{call, call_as};
 use crate::types;
+
+open_enum! {
+    /// An entry of an endpoint's `eventTypes`: an event name, `generation.*` (the
+    /// group) or `*` (every event). An empty list means every event.
+    ///
+    /// ```
+    /// use mediagen::EventTypeFilter;
+    /// assert_eq!(EventTypeFilter::from("generation.*"), EventTypeFilter::Generation);
+    /// assert_eq!(EventTypeFilter::All.as_str(), "*");
+    /// ```
+    pub enum EventTypeFilter {
+        /// `generation.completed`.
+        GenerationCompleted = "generation.completed",
+        /// `generation.failed`.
+        GenerationFailed = "generation.failed",
+        /// `generation.*`: every generation event.
+        Generation = "generation.*",
+        /// `*`: every event.
+        All = "*",
+    }
+}
+
+open_enum! {
+    /// What started a delivery attempt (`trigger`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::DeliveryTrigger::from("manual"), mediagen::DeliveryTrigger::Manual);
+    /// ```
+    pub enum DeliveryTrigger {
+        /// The first try or an automatic retry.
+        Scheduled = "scheduled",
+        /// A redelivery asked for.
+        Manual = "manual",
+    }
+}
+
+open_enum! {
+    /// How a delivery attempt ended (`outcome`).
+    ///
+    /// ```
+    /// assert_eq!(mediagen::DeliveryOutcome::Failed.as_str(), "failed");
+    /// ```
+    pub enum DeliveryOutcome {
+        /// The receiver answered below 400.
+        Succeeded = "succeeded",
+        /// 400 or above, no answer within 10 seconds, or no connection.
+        Failed = "failed",
+    }
+}
 
 /// A signing secret (`whsec_…`). Shown by the service once, at creation and at
 /// rotation: store it then. Its `Debug` output never shows it.
@@ -93,7 +143,7 @@ pub struct CreatedWebhookEndpoint {
     pub secret: WebhookSecret,
     /// Subscribed events; empty means all.
     #[serde(default)]
-    pub event_types: Vec<types::EventTypeFilter>,
+    pub event_types: Vec<EventTypeFilter>,
 }
 
 /// A new signing secret (the answer to rotation). The old one is invalid at once.
@@ -120,7 +170,7 @@ pub struct RotatedSecret {
 /// An endpoint to register.
 ///
 /// ```
-/// use mediagen::types::EventTypeFilter;
+/// use mediagen::EventTypeFilter;
 ///
 /// let request = mediagen::WebhookEndpointRequest::new("https://example.com/hooks/mediagen")
 ///     .events([EventTypeFilter::GenerationCompleted, EventTypeFilter::GenerationFailed])
@@ -130,7 +180,7 @@ pub struct RotatedSecret {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WebhookEndpointRequest {
     url: String,
-    events: Vec<types::EventTypeFilter>,
+    events: Vec<EventTypeFilter>,
     description: Option<String>,
 }
 
@@ -154,10 +204,10 @@ impl WebhookEndpointRequest {
     ///
     /// ```
     /// let request = mediagen::WebhookEndpointRequest::new("https://example.com/hooks")
-    ///     .events([mediagen::types::EventTypeFilter::GenerationFailed]);
+    ///     .events([mediagen::EventTypeFilter::GenerationFailed]);
     /// # drop(request);
     /// ```
-    pub fn events(mut self, events: impl IntoIterator<Item = types::EventTypeFilter>) -> Self {
+    pub fn events(mut self, events: impl IntoIterator<Item = EventTypeFilter>) -> Self {
         self.events = events.into_iter().collect();
         self
     }
@@ -211,10 +261,10 @@ impl WebhookEndpointUpdate {
     /// New subscriptions.
     ///
     /// ```
-    /// let update = mediagen::WebhookEndpointUpdate::new().events([mediagen::types::EventTypeFilter::X]);
+    /// let update = mediagen::WebhookEndpointUpdate::new().events([mediagen::EventTypeFilter::All]);
     /// # drop(update);
     /// ```
-    pub fn events(mut self, events: impl IntoIterator<Item = types::EventTypeFilter>) -> Self {
+    pub fn events(mut self, events: impl IntoIterator<Item = EventTypeFilter>) -> Self {
         self.body.event_types = events.into_iter().collect();
         self
     }
@@ -415,7 +465,7 @@ impl<'a> WebhookEndpoints<'a> {
     pub async fn send_test(
         &self,
         id: &str,
-        event: Option<types::EventType>,
+        event: Option<EventType>,
     ) -> Result<types::WebhookMessageQueued> {
         let body = types::TestWebhookRequest { event_type: event };
         call(

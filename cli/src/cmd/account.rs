@@ -12,18 +12,36 @@ pub async fn account(ctx: &Context) -> anyhow::Result<()> {
             w,
             &[
                 ("id", account.id.to_string()),
-                ("email", account.email.clone()),
+                (
+                    "email",
+                    output::or_absent(account.email.as_deref(), str::to_owned),
+                ),
                 (
                     "name",
-                    account.name.clone().unwrap_or_else(|| "-".to_owned()),
+                    output::or_absent(account.name.as_deref(), str::to_owned),
                 ),
-                ("balance", output::rub(account.balance_rub)),
-                ("reserved", output::rub(account.reserved_rub)),
+                (
+                    "balance",
+                    output::or_absent(account.balance_rub, output::rub),
+                ),
+                (
+                    "reserved",
+                    output::or_absent(account.reserved_rub, output::rub),
+                ),
                 (
                     "active limit",
-                    format!("{} generations", account.limits.concurrent_generations),
+                    output::or_absent(
+                        account
+                            .limits
+                            .as_ref()
+                            .and_then(|l| l.concurrent_generations),
+                        |n| format!("{n} generations"),
+                    ),
                 ),
-                ("since", output::time(&account.created_at)),
+                (
+                    "since",
+                    output::or_absent(account.created_at.as_ref(), output::time),
+                ),
             ],
         )
     })
@@ -62,15 +80,21 @@ pub async fn summary(ctx: &Context, args: SummaryArgs) -> anyhow::Result<()> {
             "ACTIVE",
         ]);
         for media in &summary.by_media_type {
-            let counts = &media.by_status;
+            // Counts keyed by the status as sent; a status with none may be absent.
+            let count = |statuses: &[&str]| {
+                output::or_absent(media.by_status.as_ref(), |counts| {
+                    let n: u64 = statuses.iter().filter_map(|s| counts.get(*s)).sum();
+                    n.to_string()
+                })
+            };
             table.row([
                 media.media_type.to_string(),
                 media.generations.to_string(),
-                output::rub(media.spent_rub),
-                counts.succeeded.to_string(),
-                counts.failed.to_string(),
-                counts.cancelled.to_string(),
-                (counts.pending + counts.processing).to_string(),
+                output::or_absent(media.spent_rub, output::rub),
+                count(&["SUCCEEDED"]),
+                count(&["FAILED"]),
+                count(&["CANCELLED"]),
+                count(&["PENDING", "PROCESSING"]),
             ]);
         }
         table.write(out, w)
@@ -93,7 +117,10 @@ pub fn config(ctx: &Context) -> anyhow::Result<()> {
                 ("profile", settings.profile.clone()),
                 (
                     "base URL",
-                    format!("{} (from {})", settings.base_url, settings.base_url_from),
+                    match (&settings.base_url, settings.base_url_from) {
+                        (Some(url), Some(from)) => format!("{url} (from {from})"),
+                        _ => "not set".to_owned(),
+                    },
                 ),
                 (
                     "API key",

@@ -4,12 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use futures::{StreamExt, TryStreamExt};
-use mediagen::HistoryFilter;
-use mediagen::types::ListBillingHistoryType;
+use mediagen::{BillingOperationType, HistoryFilter};
 
 use super::Context;
 use crate::cli::{DocumentArgs, HistoryArgs, InvoicesCommand};
-use crate::error::{Exit, Failure};
 use crate::output::{self, DIM, Table};
 
 pub async fn balance(ctx: &Context) -> anyhow::Result<()> {
@@ -20,8 +18,14 @@ pub async fn balance(ctx: &Context) -> anyhow::Result<()> {
             w,
             &[
                 ("available", output::rub(balance.available_rub)),
-                ("reserved", output::rub(balance.reserved_rub)),
-                ("updated", output::time(&balance.updated_at)),
+                (
+                    "reserved",
+                    output::or_absent(balance.reserved_rub, output::rub),
+                ),
+                (
+                    "updated",
+                    output::or_absent(balance.updated_at.as_ref(), output::time),
+                ),
             ],
         )
     })
@@ -30,16 +34,8 @@ pub async fn balance(ctx: &Context) -> anyhow::Result<()> {
 pub async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     let mut filter = HistoryFilter::new();
     if let Some(kind) = &args.kind {
-        let kind =
-            ListBillingHistoryType::try_from(kind.to_uppercase().as_str()).map_err(|_| {
-                Failure::new(
-                    Exit::Usage,
-                    "INVALID_REQUEST",
-                    format!("unknown operation type `{kind}`"),
-                )
-                .hint("types: TOPUP, GENERATION_CHARGE, ADJUSTMENT")
-            })?;
-        filter = filter.kind(kind);
+        // A type this version does not name is sent as given: the service may know it.
+        filter = filter.kind(BillingOperationType::from(kind.to_uppercase().as_str()));
     }
     if let Some(from) = args.from {
         filter = filter.from(from);
@@ -61,14 +57,20 @@ pub async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         }
         let mut table = Table::new(["WHEN", "TYPE", "AMOUNT", "NET", "STATUS", "DESCRIPTION"]);
         for op in &operations {
-            let status = op.status.to_string();
+            let status = output::or_absent(op.status.as_ref(), ToString::to_string);
             table.styled_row([
                 (output::time(&op.created_at), Default::default()),
                 (op.type_.to_string(), Default::default()),
                 (output::rub(op.amount_rub), Default::default()),
-                (output::rub(op.net_amount_rub), Default::default()),
+                (
+                    output::or_absent(op.net_amount_rub, output::rub),
+                    Default::default(),
+                ),
                 (status.clone(), output::status_style(&status)),
-                (op.description.clone(), Default::default()),
+                (
+                    output::or_absent(op.description.as_deref(), str::to_owned),
+                    Default::default(),
+                ),
             ]);
         }
         table.write(out, w)
@@ -117,8 +119,14 @@ pub async fn invoices(ctx: &Context, command: InvoicesCommand) -> anyhow::Result
                         (invoice.number.clone(), Default::default()),
                         (output::rub(invoice.amount_rub), Default::default()),
                         (status.clone(), output::status_style(&status)),
-                        (output::time(&invoice.issued_at), Default::default()),
-                        (output::time(&invoice.due_at), Default::default()),
+                        (
+                            output::or_absent(invoice.issued_at.as_ref(), output::time),
+                            Default::default(),
+                        ),
+                        (
+                            output::or_absent(invoice.due_at.as_ref(), output::time),
+                            Default::default(),
+                        ),
                     ]);
                 }
                 table.write(out, w)
@@ -137,9 +145,12 @@ pub async fn invoices(ctx: &Context, command: InvoicesCommand) -> anyhow::Result
                         ("id", invoice.id.to_string()),
                         ("number", invoice.number.clone()),
                         ("amount", output::rub(invoice.amount_rub)),
-                        ("VAT", output::rub(invoice.vat_rub)),
+                        ("VAT", output::or_absent(invoice.vat_rub, output::rub)),
                         ("status", out.status(&invoice.status.to_string())),
-                        ("due", output::time(&invoice.due_at)),
+                        (
+                            "due",
+                            output::or_absent(invoice.due_at.as_ref(), output::time),
+                        ),
                     ],
                 )?;
                 let pdf = ctx.command(&format!("invoices pdf {}", invoice.id));

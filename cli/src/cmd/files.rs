@@ -3,19 +3,17 @@
 use anyhow::Context as _;
 use std::path::Path;
 
-use mediagen::UploadedFile;
-use mediagen::types::FileUploadRequestContentType;
+use mediagen::{FileContentType, UploadedFile};
 
 use super::Context;
 use crate::cli::FilesCommand;
-use crate::error::{Exit, Failure};
 use crate::output::{self, DIM, Output};
 
 /// Uploads `path` with a progress bar on stderr.
 pub async fn upload(
     ctx: &Context,
     path: &Path,
-    content_type: Option<FileUploadRequestContentType>,
+    content_type: Option<FileContentType>,
 ) -> anyhow::Result<UploadedFile> {
     let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
     let mut upload = ctx.client().await?.files().upload(path);
@@ -34,19 +32,8 @@ pub async fn run(ctx: &Context, command: FilesCommand) -> anyhow::Result<()> {
     let files = ctx.client().await?.files();
     match command {
         FilesCommand::Upload { path, content_type } => {
-            let content_type = content_type
-                .map(|mime| {
-                    FileUploadRequestContentType::try_from(mime.as_str()).map_err(|_| -> anyhow::Error {
-                        Failure::new(
-                            Exit::Usage,
-                            "INVALID_REQUEST",
-                            format!("unsupported type `{mime}`"),
-                        )
-                        .hint("types: image/png, image/jpeg, image/webp, audio/wav, audio/mpeg, video/mp4")
-                        .into()
-                    })
-                })
-                .transpose()?;
+            // A type this version does not name is sent as given: the service judges it.
+            let content_type = content_type.map(|mime| FileContentType::from(mime.as_str()));
             let uploaded = upload(ctx, &path, content_type).await?;
             let value = serde_json::json!({
                 "fileId": uploaded.file_id,
@@ -63,7 +50,10 @@ pub async fn run(ctx: &Context, command: FilesCommand) -> anyhow::Result<()> {
                         ("file id", uploaded.file_id.to_string()),
                         ("size", format!("{} bytes", uploaded.size_bytes)),
                         ("type", uploaded.content_type.to_string()),
-                        ("expires", output::time(&uploaded.expires_at)),
+                        (
+                            "expires",
+                            output::or_absent(uploaded.expires_at.as_ref(), output::time),
+                        ),
                     ],
                 )?;
                 let hint = ctx.command(&format!(
@@ -81,11 +71,23 @@ pub async fn run(ctx: &Context, command: FilesCommand) -> anyhow::Result<()> {
                     w,
                     &[
                         ("id", file.id.to_string()),
-                        ("name", file.filename.clone()),
-                        ("type", file.content_type.clone()),
-                        ("size", format!("{} bytes", file.size_bytes)),
+                        (
+                            "name",
+                            output::or_absent(file.filename.as_deref(), str::to_owned),
+                        ),
+                        (
+                            "type",
+                            output::or_absent(file.content_type.as_ref(), ToString::to_string),
+                        ),
+                        (
+                            "size",
+                            output::or_absent(file.size_bytes, |n| format!("{n} bytes")),
+                        ),
                         ("status", out.status(&file.status.to_string())),
-                        ("created", output::time(&file.created_at)),
+                        (
+                            "created",
+                            output::or_absent(file.created_at.as_ref(), output::time),
+                        ),
                     ],
                 )
             })

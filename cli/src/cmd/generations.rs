@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use futures::{StreamExt, TryStreamExt};
-use mediagen::types::ModelParameterType;
-use mediagen::{Generation, GenerationFilter, GenerationRequest, GenerationStatus};
+use mediagen::{
+    Error, Generation, GenerationFilter, GenerationRequest, GenerationStatus, ModelParameterType,
+};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -47,7 +48,7 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
                     out,
                     w,
                     &[
-                        ("model", estimate.model_slug.clone()),
+                        ("model", args.model.clone()),
                         ("cost", output::rub(estimate.cost_rub)),
                         ("available", output::rub(estimate.available_rub)),
                         (
@@ -131,7 +132,13 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
         output::rub(created.cost_rub),
         created.idempotency_key
     );
-    follow(ctx, created.id, &args.wait, Some(started)).await
+    follow(
+        ctx,
+        created.id,
+        &args.wait,
+        Some((started, created.idempotency_key.as_str())),
+    )
+    .await
 }
 
 /// The model's file parameter, from the catalog.
@@ -161,18 +168,23 @@ pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
         return follow(ctx, args.id, &args.wait, None).await;
     }
     let generation = ctx.client().await?.generations().get(args.id).await?;
-    ctx.out
-        .emit(&generation, |out, w| describe(out, w, &generation, &[]))
+    ctx.out.emit(&generation, |out, w| {
+        describe(out, w, &generation, None, &[])
+    })
 }
 
 /// Waits for the end of a generation with a spinner, downloads its results when
-/// asked, and prints it. Ctrl-C stops the wait, not the generation.
+/// asked, and prints it. Ctrl-C stops the wait, not the generation. `created` is
+/// the line that tells of a create this command made, and its `Idempotency-Key`:
+/// every failure from here on tells the id and the key, since the generation
+/// exists and is paid for.
 async fn follow(
     ctx: &Context,
     id: Uuid,
     args: &WaitArgs,
-    started: Option<String>,
+    created: Option<(String, &str)>,
 ) -> anyhow::Result<()> {
+    let (started, key) = created.unzip();
     let client = ctx.client().await?;
     // Listening before anything is shown, so a Ctrl-C as soon as the id is on screen
     // is caught.
@@ -199,40 +211,68 @@ async fn follow(
     if let Some(timeout) = args.timeout {
         wait = wait.timeout(timeout);
     }
+    let mut resume = format!("get {id} --wait");
+    if let Some(dir) = &args.output {
+        resume.push_str(&format!(" --output {}", dir.display()));
+    }
+    let resume = ctx.command(&resume);
     let ended = tokio::select! {
         ended = wait => ended,
         () = interrupt.recv() => {
             spinner.finish_and_clear();
-            let mut resume = format!("get {id} --wait");
-            if let Some(dir) = &args.output {
-                resume.push_str(&format!(" --output {}", dir.display()));
-            }
-            let resume = ctx.command(&resume);
             return Err(Failure::new(
                 Exit::Interrupted,
                 "INTERRUPTED",
                 format!("stopped waiting; generation {id} goes on on the service"),
             )
-            .hint(format!("resume with `{resume}`"))
-            .detail("id", id.to_string())
+            .created(id, key, Some(&resume))
             .detail("resume", resume)
             .into());
         }
     };
     spinner.finish_and_clear();
-    let generation = ended?;
+    let generation = match ended {
+        Ok(generation) => generation,
+        Err(err) => {
+            let failure = Failure::from_sdk(&err);
+            return Err(match err {
+                // The generation ended: nothing to resume, but its id and key are told.
+                Error::GenerationFailed(_)
+                | Error::GenerationCancelled { .. }
+                | Error::UnknownGenerationStatus { .. } => failure.key(key),
+                // It goes on: the resume command replaces the SDK's.
+                Error::WaitTimeout { .. } => Failure {
+                    hint: None,
+                    ..failure
+                }
+                .created(id, key, Some(&resume)),
+                _ => failure.created(id, key, Some(&resume)),
+            }
+            .into());
+        }
+    };
     let files = match &args.output {
         Some(dir) if generation.status == GenerationStatus::Succeeded => {
-            download(ctx, &generation, dir).await?
+            download(ctx, &generation, dir).await.map_err(|err| {
+                // The results exist and are paid for: say how to fetch them again.
+                let failure = Failure {
+                    message: format!("{err:#}"),
+                    ..crate::error::classify(&err)
+                };
+                failure.created(id, key, Some(&resume))
+            })?
         }
         _ => Vec::new(),
     };
     let mut value = serde_json::to_value(&generation)?;
+    if let Some(key) = key {
+        value["idempotencyKey"] = json!(key);
+    }
     if args.output.is_some() {
         value["files"] = json!(files);
     }
     ctx.out
-        .emit(&value, |out, w| describe(out, w, &generation, &files))
+        .emit(&value, |out, w| describe(out, w, &generation, key, &files))
 }
 
 /// Downloads each result into `dir` with a progress bar; the paths written.
@@ -266,14 +306,21 @@ fn describe(
     out: &Output,
     w: &mut dyn Write,
     generation: &Generation,
+    key: Option<&str>,
     files: &[PathBuf],
 ) -> std::io::Result<()> {
     let mut pairs = vec![
         ("id", generation.id.to_string()),
         ("status", out.status(generation.status.as_str())),
-        ("model", generation.model_slug.clone()),
+        (
+            "model",
+            output::or_absent(generation.model_slug.as_deref(), str::to_owned),
+        ),
         ("cost", output::rub(generation.cost_rub)),
-        ("created", output::time(&generation.created_at)),
+        (
+            "created",
+            output::or_absent(generation.created_at.as_ref(), output::time),
+        ),
     ];
     if let (Some(started), Some(finished)) = (generation.started_at, generation.finished_at) {
         let took = (finished - started).to_std().unwrap_or_default();
@@ -285,6 +332,9 @@ fn describe(
     if let Some(code) = &generation.error_code {
         let message = generation.error_message.clone().unwrap_or_default();
         pairs.push(("error", format!("{code}: {message}")));
+    }
+    if let Some(key) = key {
+        pairs.push(("idempotency key", key.to_owned()));
     }
     output::fields(out, w, &pairs)?;
     for url in &generation.output_urls {
@@ -319,9 +369,15 @@ pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
                     g.status.as_str().to_owned(),
                     output::status_style(g.status.as_str()),
                 ),
-                (g.model_slug.clone(), Default::default()),
+                (
+                    output::or_absent(g.model_slug.as_deref(), str::to_owned),
+                    Default::default(),
+                ),
                 (output::rub(g.cost_rub), Default::default()),
-                (output::time(&g.created_at), Default::default()),
+                (
+                    output::or_absent(g.created_at.as_ref(), output::time),
+                    Default::default(),
+                ),
                 (
                     shorten(g.prompt.as_deref().unwrap_or(""), 40),
                     Default::default(),
@@ -343,8 +399,9 @@ pub async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
         .cancel(id)
         .await
         .with_context(|| format!("while cancelling {id}"))?;
-    ctx.out
-        .emit(&generation, |out, w| describe(out, w, &generation, &[]))
+    ctx.out.emit(&generation, |out, w| {
+        describe(out, w, &generation, None, &[])
+    })
 }
 
 /// At most `max` characters, with an ellipsis when cut.

@@ -56,7 +56,7 @@ pub async fn run(ctx: &Context, args: ListenArgs) -> anyhow::Result<()> {
                 .public_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{addr}/"));
-            let request = WebhookEndpointRequest::new(&url).events(event_filters(&args.events)?);
+            let request = WebhookEndpointRequest::new(&url).events(event_filters(&args.events));
             let created = ctx
                 .client()
                 .await?

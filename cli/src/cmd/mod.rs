@@ -59,6 +59,23 @@ impl Context {
             (mock.uri(), mock.demo_api_key().to_owned())
         } else {
             let settings = self.settings()?;
+            // No host is assumed: the key goes only where the user said.
+            let config_file = settings.config_file.as_ref().map_or_else(
+                || "see `mediagen config`".to_owned(),
+                |path| path.display().to_string(),
+            );
+            let base_url = settings.base_url.ok_or_else(|| {
+                Failure::new(
+                    Exit::Usage,
+                    "CONFIGURATION_ERROR",
+                    "no base URL is set: the service's address is not built in",
+                )
+                .hint(format!(
+                    "pass --base-url URL, set MEDIAGEN_BASE_URL, or add base_url to a profile of \
+                     the config file ({config_file}); add --mock to try the command against a \
+                     local mock"
+                ))
+            })?;
             let key = settings.api_key.ok_or_else(|| {
                 Failure::new(
                     Exit::Authentication,
@@ -71,7 +88,7 @@ impl Context {
                      command against a local mock",
                 )
             })?;
-            (settings.base_url, key)
+            (base_url, key)
         };
         Ok(Client::builder()
             .base_url(base_url)

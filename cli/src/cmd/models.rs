@@ -14,19 +14,20 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
             let mut table =
                 Table::new(["MODEL", "NAME", "MEDIA", "PRICE", "TYPICAL TIME", "STATUS"]);
             for model in &models {
+                let status = output::or_absent(model.status.as_ref(), ToString::to_string);
                 table.styled_row([
                     (model.slug.clone(), Default::default()),
-                    (model.name.clone(), Default::default()),
+                    (
+                        output::or_absent(model.name.as_deref(), str::to_owned),
+                        Default::default(),
+                    ),
                     (model.media_type.to_string(), Default::default()),
                     (price(&model.pricing), Default::default()),
                     (
-                        format!("{:.0} s", model.average_duration_seconds),
+                        typical_time(model.average_duration_seconds),
                         Default::default(),
                     ),
-                    (
-                        model.status.to_string(),
-                        output::status_style(&model.status.to_string()),
-                    ),
+                    (status.clone(), output::status_style(&status)),
                 ]);
             }
             table.write(out, w)
@@ -42,22 +43,28 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
         .into());
     };
     ctx.out.emit(&model, |out, w| {
-        writeln!(w, "{} ({})", out.paint(BOLD, &model.name), model.slug)?;
-        writeln!(w, "{}\n", model.description)?;
+        match &model.name {
+            Some(name) => writeln!(w, "{} ({})", out.paint(BOLD, name), model.slug)?,
+            None => writeln!(w, "{}", out.paint(BOLD, &model.slug))?,
+        }
+        if let Some(description) = &model.description {
+            writeln!(w, "{description}")?;
+        }
+        writeln!(w)?;
         output::fields(
             out,
             w,
             &[
                 ("media", model.media_type.to_string()),
-                ("status", out.status(&model.status.to_string())),
-                ("price", price(&model.pricing)),
                 (
-                    "typical time",
-                    format!("{:.0} s", model.average_duration_seconds),
+                    "status",
+                    output::or_absent(model.status.as_ref(), |s| out.status(s.as_str())),
                 ),
+                ("price", price(&model.pricing)),
+                ("typical time", typical_time(model.average_duration_seconds)),
                 (
                     "max prompt",
-                    format!("{} characters", model.max_prompt_length),
+                    output::or_absent(model.max_prompt_length, |n| format!("{n} characters")),
                 ),
             ],
         )?;
@@ -97,7 +104,13 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
             table.row([
                 p.name.clone(),
                 p.type_.to_string(),
-                if p.required { "yes" } else { "no" }.to_owned(),
+                // Without `required` a parameter is optional.
+                if p.required == Some(true) {
+                    "yes"
+                } else {
+                    "no"
+                }
+                .to_owned(),
                 p.default
                     .as_ref()
                     .map(text)
@@ -107,7 +120,7 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
                 } else {
                     range
                 },
-                p.description.clone(),
+                output::or_absent(p.description.as_deref(), str::to_owned),
             ]);
         }
         table.write(out, w)?;
@@ -128,6 +141,11 @@ fn price(pricing: &mediagen::types::ModelPricing) -> String {
         other => other.to_owned(),
     };
     format!("{} per {unit}", output::rub(pricing.base_rub))
+}
+
+/// `45 s`, or absent.
+fn typical_time(seconds: Option<f64>) -> String {
+    output::or_absent(seconds, |s| format!("{s:.0} s"))
 }
 
 /// A JSON value as text: strings without quotes.

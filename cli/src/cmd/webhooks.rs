@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{StreamExt, TryStreamExt};
-use mediagen::types::{EventType, EventTypeFilter};
-use mediagen::{WebhookEndpointRequest, WebhookEndpointUpdate};
+use mediagen::{EventType, EventTypeFilter, WebhookEndpointRequest, WebhookEndpointUpdate};
 use webhook_verify::{Webhook, WebhookError};
 
 use super::Context;
@@ -23,7 +22,7 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
             events,
             description,
         } => {
-            let mut request = WebhookEndpointRequest::new(url).events(event_filters(&events)?);
+            let mut request = WebhookEndpointRequest::new(url).events(event_filters(&events));
             if let Some(description) = description {
                 request = request.description(description);
             }
@@ -103,7 +102,7 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                 update = update.url(url);
             }
             if !events.is_empty() {
-                update = update.events(event_filters(&events)?);
+                update = update.events(event_filters(&events));
             }
             if let Some(description) = description {
                 update = update.description(description);
@@ -165,19 +164,7 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
             ctx.out.emit(&value, |_, w| writeln!(w, "deleted {id}"))
         }
         WebhooksCommand::Test { id, event } => {
-            let event = event
-                .map(|name| {
-                    EventType::try_from(name.as_str()).map_err(|_| -> anyhow::Error {
-                        Failure::new(
-                            Exit::Usage,
-                            "INVALID_REQUEST",
-                            format!("unknown event `{name}`"),
-                        )
-                        .hint("events: generation.completed, generation.failed")
-                        .into()
-                    })
-                })
-                .transpose()?;
+            let event = event.map(|name| EventType::from(name.as_str()));
             let queued = ctx
                 .client()
                 .await?
@@ -191,8 +178,14 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                     w,
                     &[
                         ("webhook-id", queued.message_id.to_string()),
-                        ("event", queued.event_type.to_string()),
-                        ("scheduled", output::time(&queued.scheduled_at)),
+                        (
+                            "event",
+                            output::or_absent(queued.event_type.as_ref(), ToString::to_string),
+                        ),
+                        (
+                            "scheduled",
+                            output::or_absent(queued.scheduled_at.as_ref(), output::time),
+                        ),
                     ],
                 )?;
                 let hint = ctx.command(&format!("webhooks deliveries {id}"));
@@ -231,17 +224,26 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                     table.styled_row([
                         (output::time(&a.attempted_at), Default::default()),
                         (a.message_id.to_string(), Default::default()),
-                        (a.event_type.to_string(), Default::default()),
-                        (a.attempt.to_string(), Default::default()),
+                        (
+                            output::or_absent(a.event_type.as_ref(), ToString::to_string),
+                            Default::default(),
+                        ),
+                        (
+                            output::or_absent(a.attempt, |n| n.to_string()),
+                            Default::default(),
+                        ),
                         (
                             outcome.clone(),
                             output::status_style(&outcome.to_uppercase()),
                         ),
                         (
-                            a.response_status.map_or("-".to_owned(), |s| s.to_string()),
+                            output::or_absent(a.response_status, |s| s.to_string()),
                             Default::default(),
                         ),
-                        (a.duration_ms.to_string(), Default::default()),
+                        (
+                            output::or_absent(a.duration_ms, |ms| ms.to_string()),
+                            Default::default(),
+                        ),
                         (a.error.clone().unwrap_or_default(), Default::default()),
                     ]);
                 }
@@ -256,13 +258,9 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                 .redeliver(&id, message_id)
                 .await
                 .context("while queueing the redelivery")?;
-            ctx.out.emit(&queued, |_, w| {
-                writeln!(
-                    w,
-                    "queued {} for {}",
-                    queued.message_id,
-                    output::time(&queued.scheduled_at)
-                )
+            ctx.out.emit(&queued, |_, w| match &queued.scheduled_at {
+                Some(at) => writeln!(w, "queued {} for {}", queued.message_id, output::time(at)),
+                None => writeln!(w, "queued {}", queued.message_id),
             })
         }
     }
@@ -295,21 +293,12 @@ fn endpoint_fields(
     output::fields(out, w, &pairs)
 }
 
-/// Event names from the command line, checked before anything is sent.
-pub fn event_filters(names: &[String]) -> anyhow::Result<Vec<EventTypeFilter>> {
+/// Event names from the command line, as given: a name this version does not
+/// know may be one the service added, and the service says which it accepts.
+pub fn event_filters(names: &[String]) -> Vec<EventTypeFilter> {
     names
         .iter()
-        .map(|name| {
-            EventTypeFilter::try_from(name.as_str()).map_err(|_| {
-                Failure::new(
-                    Exit::Usage,
-                    "INVALID_REQUEST",
-                    format!("unknown event `{name}`"),
-                )
-                .hint("events: generation.completed, generation.failed, generation.*, *")
-                .into()
-            })
-        })
+        .map(|name| EventTypeFilter::from(name.as_str()))
         .collect()
 }
 

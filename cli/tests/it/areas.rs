@@ -1,6 +1,6 @@
 //! The commands of each area of the service, in JSON and for people.
 
-use crate::{Setup, run, scratch, text};
+use crate::{Setup, envelope, run, scratch, text};
 
 #[tokio::test]
 async fn list_filters_by_status_and_model_and_shows_a_table_for_people() {
@@ -161,9 +161,19 @@ async fn files_are_uploaded_shown_and_deleted() {
 }
 
 #[tokio::test]
-async fn files_upload_refuses_an_unknown_type_as_usage() {
+async fn files_upload_sends_a_type_it_does_not_know_and_the_service_refuses_it_as_usage() {
     let setup = Setup::new().await;
-    let output =
-        run(setup.cmd(&["files", "upload", "x.bin", "--content-type", "text/plain"])).await;
-    assert_eq!(output.status.code(), Some(2));
+    let path = scratch("unknown-type").join("notes.txt");
+    std::fs::write(&path, b"plain text").unwrap();
+    let output = run(setup.cmd(&[
+        "--json",
+        "files",
+        "upload",
+        path.to_str().unwrap(),
+        "--content-type",
+        "text/plain",
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert_eq!(envelope(&output)["code"], "VALIDATION_ERROR");
 }

@@ -46,8 +46,25 @@ async fn a_request_the_service_refuses_as_invalid_exits_2_with_the_fields() {
 }
 
 #[tokio::test]
+async fn no_base_url_exits_2_before_any_request_and_names_every_place_to_set_one() {
+    // A key is set, and nowhere to send it: no host is assumed.
+    let mut cmd = bare(&["--json", "balance"]);
+    cmd.env("MEDIAGEN_API_KEY", "mg_live_pub_secret");
+    let output = run(cmd).await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let error = envelope(&output);
+    assert_eq!(error["code"], "CONFIGURATION_ERROR");
+    let hint = error["hint"].as_str().unwrap();
+    for place in ["--base-url", "MEDIAGEN_BASE_URL", "base_url", "--mock"] {
+        assert!(hint.contains(place), "{place} in {hint}");
+    }
+}
+
+#[tokio::test]
 async fn no_api_key_exits_3_and_says_where_to_put_one() {
-    let output = run(bare(&["balance"])).await;
+    let mut cmd = bare(&["balance"]);
+    cmd.env("MEDIAGEN_BASE_URL", "http://127.0.0.1:9");
+    let output = run(cmd).await;
     assert_eq!(output.status.code(), Some(3));
     let stderr = text(&output.stderr);
     assert!(

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use mediagen::types::BillingOperationType;
+use mediagen::BillingOperationType;
 use mediagen::{
     Client, FailureCode, GenerationFilter, GenerationRequest, GenerationStatus, HistoryFilter,
     RetryPolicy, WebhookEndpointRequest, WebhookEvent,

@@ -4,8 +4,9 @@
 //! `billing.rs` runs the same areas against the mock's behaviour.
 
 use futures::TryStreamExt;
+use mediagen::BillingOperationType;
 use mediagen::HistoryFilter;
-use mediagen::types::{ListBillingHistoryType, RequisitesInput};
+use mediagen::types::RequisitesInput;
 use serde_json::{Value, json};
 use uuid::Uuid;
 use wiremock::matchers::{body_json, method, path, query_param};
@@ -116,7 +117,7 @@ async fn billing_calls_reach_their_operations_and_read_the_answers() {
 
     let balance = billing.balance().await.unwrap();
     let history: Vec<_> = billing
-        .history(HistoryFilter::new().kind(ListBillingHistoryType::GenerationCharge))
+        .history(HistoryFilter::new().kind(BillingOperationType::GenerationCharge))
         .try_collect()
         .await
         .unwrap();
@@ -143,7 +144,10 @@ async fn billing_calls_reach_their_operations_and_read_the_answers() {
         .await
         .unwrap();
 
-    assert_eq!((balance.available_rub, balance.reserved_rub), (997.5, 2.5));
+    assert_eq!(
+        (balance.available_rub, balance.reserved_rub),
+        (997.5, Some(2.5))
+    );
     assert_eq!(
         history.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
         ["op_1", "op_2", "op_3"]
@@ -250,10 +254,15 @@ async fn account_summary_files_and_sign_in_links_reach_their_operations() {
         .await
         .unwrap();
 
-    assert_eq!(account.limits.concurrent_generations, 5);
+    assert_eq!(account.limits.unwrap().concurrent_generations, Some(5));
     assert_eq!(summary.generations, 4);
-    assert_eq!(file.filename, "cat.png");
-    assert!(accepted.message.starts_with("If an account exists"));
+    assert_eq!(file.filename.as_deref(), Some("cat.png"));
+    assert!(
+        accepted
+            .message
+            .unwrap()
+            .starts_with("If an account exists")
+    );
     let requests = server.received_requests().await.unwrap();
     let magic = requests
         .iter()
@@ -275,7 +284,7 @@ async fn the_catalogue_health_and_contract_are_read_from_the_mock() {
     let document = app.client.openapi_document().await.unwrap();
 
     assert!(models.len() >= 8);
-    assert_eq!(veo.media_type, mediagen::types::MediaType::Video);
-    assert_eq!(health.status, mediagen::types::HealthStatus::Ok);
-    assert_eq!(document["servers"][0]["url"], mediagen::DEFAULT_BASE_URL);
+    assert_eq!(veo.media_type, mediagen::MediaType::Video);
+    assert_eq!(health.status, mediagen::HealthStatus::Ok);
+    assert_eq!(document["servers"][0]["url"], "{base_url}");
 }

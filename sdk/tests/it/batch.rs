@@ -75,7 +75,7 @@ async fn the_next_request_starts_as_soon_as_a_slot_frees() {
 
     let generations: Vec<_> = results.into_iter().map(Result::unwrap).collect();
     let quick_done = generations[0].finished_at.unwrap();
-    let sixth_created = generations[5].created_at;
+    let sixth_created = generations[5].created_at.unwrap();
     let slow_done = generations[1..5]
         .iter()
         .map(|g| g.finished_at.unwrap())

@@ -104,7 +104,7 @@ async fn model_errors_are_typed_and_tried_once() {
         let err = app.client.generations().create(fox()).await.unwrap_err();
 
         let api = err.api().unwrap();
-        assert_eq!(api.code, expected);
+        assert_eq!(api.code.as_str(), expected);
         assert!(matches!(
             api.kind,
             ErrorKind::ModelUnavailable { .. }

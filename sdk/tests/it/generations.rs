@@ -82,7 +82,7 @@ async fn get_reads_the_generation_as_the_contract_describes_it() {
 
     assert_eq!(generation.id, created.id);
     assert_eq!(generation.status, GenerationStatus::Pending);
-    assert_eq!(generation.media_type, MediaType::Image);
+    assert_eq!(generation.media_type, Some(MediaType::Image));
     assert_eq!(generation.prompt.as_deref(), Some("fox number 1"));
     assert_eq!(generation.params.unwrap()["aspect_ratio"], "16:9");
     assert!(generation.output_urls.is_empty());
@@ -201,7 +201,9 @@ async fn a_cancelled_generation_ends_a_wait_with_cancelled() {
         .await
         .unwrap_err();
 
-    assert!(matches!(err, mediagen::Error::GenerationCancelled { id } if id == queued.id));
+    assert!(
+        matches!(err, mediagen::Error::GenerationCancelled { id, idempotency_key: None } if id == queued.id)
+    );
 }
 
 #[tokio::test]

@@ -145,7 +145,7 @@ async fn a_deadline_stops_the_wait_and_waiting_again_resumes_it() {
     .unwrap_err();
 
     match err {
-        Error::WaitTimeout { id, status } => {
+        Error::WaitTimeout { id, status, .. } => {
             assert_eq!(id, created.id);
             assert_eq!(status, GenerationStatus::Processing);
         }

@@ -2,10 +2,9 @@
 //! verified and read into typed events in one call.
 
 use futures::TryStreamExt;
-use mediagen::types::{EventTypeFilter, WebhookDeliveryAttemptOutcome};
 use mediagen::{
-    Error, ErrorKind, FailureCode, GenerationRequest, MediaType, WebhookEndpointRequest,
-    WebhookEndpointUpdate, WebhookEvent, WebhookVerifier,
+    DeliveryOutcome, Error, ErrorKind, EventType, EventTypeFilter, FailureCode, GenerationRequest,
+    MediaType, WebhookEndpointRequest, WebhookEndpointUpdate, WebhookEvent, WebhookVerifier,
 };
 use mediagen_mock_server::MockServer;
 use wiremock::matchers::{method, path};
@@ -202,10 +201,7 @@ async fn after_a_rotation_only_the_new_secret_verifies() {
         .unwrap();
     app.client
         .webhooks()
-        .send_test(
-            &created.id,
-            Some(mediagen::types::EventType::GenerationFailed),
-        )
+        .send_test(&created.id, Some(EventType::GenerationFailed))
         .await
         .unwrap();
     deliver(&app).await;
@@ -272,7 +268,7 @@ async fn delivery_attempts_are_listed_and_a_message_can_be_redelivered() {
     assert!(
         attempts
             .iter()
-            .all(|a| a.outcome == WebhookDeliveryAttemptOutcome::Succeeded)
+            .all(|a| a.outcome == DeliveryOutcome::Succeeded)
     );
     let received = receiver.received_requests().await.unwrap();
     let ids: Vec<_> = received
