@@ -151,7 +151,8 @@ pub struct CreatedWebhookEndpoint {
 /// ```no_run
 /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
 /// let rotated = client.webhooks().rotate_secret("we_2Hk9Qm4Xr7Tb1Nc5Vz8Lp3Ds").await?;
-/// println!("rotated at {}", rotated.rotated_at);
+/// store_secret(rotated.secret.expose()); // shown only now; the old one is invalid
+/// # fn store_secret(_: &str) {}
 /// # Ok(())
 /// # }
 /// ```
@@ -159,12 +160,14 @@ pub struct CreatedWebhookEndpoint {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct RotatedSecret {
-    /// The endpoint's id.
-    pub id: String,
-    /// The new signing secret.
+    /// The new signing secret: the only field the service document guarantees.
     pub secret: WebhookSecret,
-    /// When it was rotated.
-    pub rotated_at: DateTime<Utc>,
+    /// The endpoint's id (designed; may be absent).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// When it was rotated (designed; may be absent).
+    #[serde(default)]
+    pub rotated_at: Option<DateTime<Utc>>,
 }
 
 /// An endpoint to register.

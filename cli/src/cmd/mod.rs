@@ -50,13 +50,22 @@ impl Context {
 
     /// The client of the service, or of the embedded mock.
     pub async fn client(&self) -> anyhow::Result<&Client> {
-        self.client.get_or_try_init(|| self.connect()).await
+        self.client.get_or_try_init(|| self.connect(true)).await
     }
 
-    async fn connect(&self) -> anyhow::Result<Client> {
+    /// A client for the public operations (the catalog): with the key when one is
+    /// set, without one otherwise.
+    pub async fn public_client(&self) -> anyhow::Result<Client> {
+        match self.client.get() {
+            Some(client) => Ok(client.clone()),
+            None => self.connect(false).await,
+        }
+    }
+
+    async fn connect(&self, key_required: bool) -> anyhow::Result<Client> {
         let (base_url, api_key) = if self.global.mock {
             let mock = self.mock.get_or_init(start_embedded_mock).await;
-            (mock.uri(), mock.demo_api_key().to_owned())
+            (mock.uri(), Some(mock.demo_api_key().to_owned()))
         } else {
             let settings = self.settings()?;
             // No host is assumed: the key goes only where the user said.
@@ -76,23 +85,30 @@ impl Context {
                      local mock"
                 ))
             })?;
-            let key = settings.api_key.ok_or_else(|| {
-                Failure::new(
-                    Exit::Authentication,
-                    "AUTHENTICATION_ERROR",
-                    "no API key is set",
-                )
-                .hint(
-                    "set MEDIAGEN_API_KEY, pass --api-key, or add api_key to a profile of the \
-                     config file (`mediagen config` shows where it is); add --mock to try the \
-                     command against a local mock",
-                )
-            })?;
+            let key = match (settings.api_key, key_required) {
+                (Some(key), _) => Some(key),
+                (None, false) => None,
+                (None, true) => {
+                    return Err(Failure::new(
+                        Exit::Authentication,
+                        "AUTHENTICATION_ERROR",
+                        "no API key is set",
+                    )
+                    .hint(
+                        "set MEDIAGEN_API_KEY, pass --api-key, or add api_key to a profile of the \
+                         config file (`mediagen config` shows where it is); add --mock to try the \
+                         command against a local mock",
+                    )
+                    .into());
+                }
+            };
             (base_url, key)
         };
-        Ok(Client::builder()
-            .base_url(base_url)
-            .api_key(api_key)
+        let mut builder = Client::builder().base_url(base_url);
+        if let Some(api_key) = api_key {
+            builder = builder.api_key(api_key);
+        }
+        Ok(builder
             .user_agent(concat!("mediagen-cli/", env!("CARGO_PKG_VERSION")))
             .retry_policy(mediagen::RetryPolicy::default().max_attempts(self.global.max_attempts))
             .build()?)

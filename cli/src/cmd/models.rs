@@ -7,7 +7,9 @@ use crate::error::{Exit, Failure};
 use crate::output::{self, BOLD, Table};
 
 pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
-    let catalog = ctx.client().await?.catalog();
+    // The catalog is public: no key needed.
+    let client = ctx.public_client().await?;
+    let catalog = client.catalog();
     let Some(slug) = slug else {
         let models = catalog.models().await?;
         return ctx.out.emit(&models, |out, w| {

@@ -128,8 +128,9 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                 .rotate_secret(&id)
                 .await
                 .context("while rotating the secret")?;
+            // The endpoint rotated is the one asked for, whether or not the answer says.
             let value = serde_json::json!({
-                "id": rotated.id,
+                "id": rotated.id.as_deref().unwrap_or(&id),
                 "secret": rotated.secret.expose(),
                 "rotatedAt": rotated.rotated_at,
             });
@@ -138,9 +139,12 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
                     out,
                     w,
                     &[
-                        ("id", rotated.id.clone()),
+                        ("id", rotated.id.clone().unwrap_or_else(|| id.clone())),
                         ("secret", rotated.secret.expose().to_owned()),
-                        ("rotated", output::time(&rotated.rotated_at)),
+                        (
+                            "rotated",
+                            output::or_absent(rotated.rotated_at.as_ref(), output::time),
+                        ),
                     ],
                 )?;
                 writeln!(

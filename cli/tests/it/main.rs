@@ -5,6 +5,7 @@ mod conventions;
 mod exit_codes;
 mod generate;
 mod golden;
+mod promises;
 mod webhooks;
 
 use std::path::PathBuf;

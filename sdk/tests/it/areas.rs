@@ -31,7 +31,7 @@ fn invoice(id: Uuid) -> Value {
         "id": id, "number": "MG-2026-0017", "amountRub": 12000.0, "vatRub": 2000.0, "status": "ISSUED",
         "lines": [{"description": "Prepayment", "quantity": 1, "unit": "service", "unitPriceRub": 12000.0, "amountRub": 12000.0}],
         "issuedAt": "2026-11-22T10:15:30.123Z", "paidAt": null, "dueAt": "2026-12-02T10:15:30.123Z",
-        "pdfUrl": format!("https://api.mediagen.ru/v1/billing/invoices/{id}/pdf"), "actUrl": null
+        "pdfUrl": format!("https://api.example.com/v1/billing/invoices/{id}/pdf"), "actUrl": null
     })
 }
 

@@ -3,27 +3,12 @@
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use mediagen::types::RequisitesInput;
 use mediagen::{
     BillingOperationStatus, BillingOperationType, ErrorKind, FileStatus, GenerationRequest,
     HistoryFilter, InvoiceStatus,
 };
 
-use crate::{App, within_deadline};
-
-/// The contract's example requisites, which carry valid check digits.
-fn requisites() -> mediagen::types::builder::RequisitesInput {
-    RequisitesInput::builder()
-        .legal_name("OOO \"Romashka Media\"")
-        .inn("7712345671")
-        .kpp(Some("771201001".parse().unwrap()))
-        .ogrn("1027700123450")
-        .legal_address("123112, Moscow, Presnenskaya emb. 12, office 401")
-        .bank_name("AO \"Example Bank\"")
-        .bic("044525987")
-        .settlement_account("40702810500000012345")
-        .correspondent_account("30101810900000000987")
-}
+use crate::{App, requisites, within_deadline};
 
 #[tokio::test]
 async fn a_top_up_credits_the_balance_and_shows_in_the_history() {

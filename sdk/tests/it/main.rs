@@ -10,7 +10,9 @@ mod errors;
 mod files;
 mod generations;
 mod pacing;
+mod repeats;
 mod retries;
+mod tolerance;
 mod wait;
 mod webhooks;
 
@@ -340,4 +342,18 @@ pub fn generation_body(id: uuid::Uuid, status: &str) -> serde_json::Value {
         "errorCode": null, "errorMessage": null,
         "createdAt": "2026-11-22T10:15:30.123Z", "startedAt": null, "finishedAt": null,
     })
+}
+
+/// The contract's example requisites, which carry valid check digits.
+pub fn requisites() -> mediagen::types::builder::RequisitesInput {
+    mediagen::types::RequisitesInput::builder()
+        .legal_name("OOO \"Romashka Media\"")
+        .inn("7712345671")
+        .kpp(Some("771201001".parse().unwrap()))
+        .ogrn("1027700123450")
+        .legal_address("123112, Moscow, Presnenskaya emb. 12, office 401")
+        .bank_name("AO \"Example Bank\"")
+        .bic("044525987")
+        .settlement_account("40702810500000012345")
+        .correspondent_account("30101810900000000987")
 }
