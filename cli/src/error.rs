@@ -75,19 +75,27 @@ impl Failure {
     /// A failure that came after the service accepted generation `id`: it exists
     /// and is paid for, so the id and the key are told, and how to resume (`resume`,
     /// else `mediagen get <id> --wait`).
-    pub fn created(mut self, id: uuid::Uuid, key: Option<&str>, resume: Option<&str>) -> Self {
+    pub fn created(self, id: uuid::Uuid, key: Option<&str>, resume: Option<&str>) -> Self {
         let default_resume = format!("mediagen get {id} --wait");
         let resume = resume.unwrap_or(&default_resume);
         let known = match key {
             Some(key) => format!("generation {id} (idempotency key {key})"),
             None => format!("generation {id}"),
         };
-        let resume = format!("{known} goes on on the service: resume with `{resume}`");
+        self.also(format!(
+            "{known} goes on on the service: resume with `{resume}`"
+        ))
+        .detail("id", id.to_string())
+        .key(key)
+    }
+
+    /// `text` after the hint there is, or as the hint.
+    pub fn also(mut self, text: String) -> Self {
         self.hint = Some(match self.hint.take() {
-            Some(hint) => format!("{hint}; {resume}"),
-            None => resume,
+            Some(hint) => format!("{hint}; {text}"),
+            None => text,
         });
-        self.detail("id", id.to_string()).key(key)
+        self
     }
 
     /// The service's envelope: `{"error": {code, message, requestId, timestamp,

@@ -86,15 +86,28 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
         let uploaded = super::files::upload(ctx, path, None).await?;
         request = request.param(parameter, uploaded.file_id.to_string());
     }
-    if let Some(key) = &args.idempotency_key {
-        request = request.idempotency_key(key);
-    }
+    // The key is chosen here, not in the SDK, so that it can be told when the create
+    // ends without a clear answer: the same key then returns what it made, if anything.
+    let key = args
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    request = request.idempotency_key(&key);
 
-    let created = client
-        .generations()
-        .create(request)
-        .await
-        .context("while starting the generation")?;
+    let created = match client.generations().create(request).await {
+        Ok(created) => created,
+        // Retried as far as the policy allows and still no answer: it may exist.
+        Err(err) if err.is_retryable() => {
+            let failure = Failure::from_sdk(&err)
+                .also(format!(
+                    "it may have been created: run the same command with --idempotency-key \
+                     {key}, which returns it instead of making another"
+                ))
+                .key(Some(&key));
+            return Err(anyhow::Error::new(failure).context("while starting the generation"));
+        }
+        Err(err) => return Err(anyhow::Error::new(err).context("while starting the generation")),
+    };
     if !args.wait.waits() {
         let value = json!({
             "id": created.id,

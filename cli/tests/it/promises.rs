@@ -250,3 +250,25 @@ async fn models_lists_a_model_with_a_media_type_nobody_knows_and_only_its_requir
         "{table}"
     );
 }
+
+#[tokio::test]
+async fn a_create_left_without_an_answer_tells_the_key_that_finds_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/generations"))
+        .respond_with(internal_error())
+        .mount(&server)
+        .await;
+
+    let output = run(at(&server, &["generate", "-m", "flux-schnell", "a fox"])).await;
+
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let error = envelope(&output);
+    let key = error["details"]["idempotencyKey"]
+        .as_str()
+        .expect("the key is told");
+    let sent = server.received_requests().await.unwrap();
+    assert_eq!(sent[0].headers["idempotency-key"].to_str().unwrap(), key);
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.contains(&format!("--idempotency-key {key}")), "{hint}");
+}
