@@ -6,8 +6,8 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
+use crate::contract::FieldError;
 use crate::domain::money::Kopecks;
-use crate::domain::validation::FieldError;
 
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 

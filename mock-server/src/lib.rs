@@ -11,11 +11,12 @@ use tokio::task::JoinHandle;
 
 pub mod clock;
 pub mod config;
+pub mod contract;
 mod control;
 mod delivery;
 pub mod domain;
 pub mod error;
-pub mod media;
+mod render;
 mod routes;
 pub mod state;
 mod worker;

@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use crate::clock::Clock;
 use crate::config::{ClockMode, Config};
+use crate::contract::ContractSchemas;
 use crate::delivery::{Deliverer, payload};
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope, StoredKey};
@@ -31,7 +32,6 @@ use crate::domain::money::Kopecks;
 use crate::domain::outcome::{MagicPrompt, Outcomes};
 use crate::domain::rate_limit::RateLimiter;
 use crate::domain::requisites::Requisites;
-use crate::domain::validation::ContractSchemas;
 use crate::domain::webhook::{self, Endpoint, Message, MessageState, Trigger};
 
 /// Active tasks allowed per user (service document, Limits).

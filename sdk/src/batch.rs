@@ -15,7 +15,8 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
-use crate::generations::{Generation, GenerationRequest, GenerationStatus};
+use crate::generation::{Generation, GenerationStatus};
+use crate::generations::GenerationRequest;
 use crate::wait::{WaitOptions, after_create, follow};
 
 /// What happened to one request of a batch.

@@ -14,9 +14,9 @@ use http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::generations::{Generation, GenerationFailure, GenerationStatus};
+use crate::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::limits::{RateLimit, header_str, retry_after};
 use crate::open_enum::open_enum;
-use crate::rate_limit::RateLimit;
 
 open_enum! {
     /// `error.code` of the service's error envelope, as sent. [`ErrorKind`] says what
@@ -891,27 +891,6 @@ fn kind_of(code: &str, details: &Map<String, Value>, headers: &HeaderMap) -> Err
         family if family.starts_with("BILLING_") => ErrorKind::Billing,
         _ => ErrorKind::Unknown,
     }
-}
-
-pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-}
-
-/// `retry-after` in seconds, or as an HTTP date.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = header_str(headers, "retry-after")?;
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = DateTime::parse_from_rfc2822(value).ok()?;
-    Some(
-        (at.with_timezone(&Utc) - Utc::now())
-            .to_std()
-            .unwrap_or_default(),
-    )
 }
 
 fn truncate(text: &str, max: usize) -> String {

@@ -14,8 +14,9 @@ use serde_json::Value;
 use uuid::Uuid;
 use webhook_verify::Webhook;
 
-use crate::error::{Error, Result, header_str};
-use crate::generations::{FailureCode, GenerationStatus, MediaType};
+use crate::error::{Error, Result};
+use crate::generation::{FailureCode, GenerationStatus, MediaType};
+use crate::limits::header_str;
 use crate::open_enum::open_enum;
 
 open_enum! {

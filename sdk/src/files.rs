@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{ApiError, Error, Result};
-use crate::generations::Generation;
+use crate::generation::Generation;
 use crate::open_enum::open_enum;
 use crate::retry::Decision;
 use crate::transport::{Operation, call};

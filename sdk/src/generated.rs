@@ -9,7 +9,7 @@ use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderE
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
-    #[doc = "*Design:* the account that owns the API key.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Account {
@@ -47,9 +47,7 @@ pub mod types {
             Default::default()
         }
     }
-    /**Limits that apply to the account.
-
-*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
+    ///Limits that apply to the account.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[non_exhaustive]
     pub struct AccountLimits {
@@ -77,7 +75,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "*Design:* the single balance of the account, in roubles.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Balance {
@@ -104,9 +102,7 @@ pub mod types {
             Default::default()
         }
     }
-    /**An entry of the balance history. One task gives one charge and at most one refund. The internal ledger records a refund as a GENERATION_REFUND entry, which the public API hides: *Design:* a refund never appears as its own entry; the charge entry of the task moves to status REFUNDED with `refundedAt` set, and its `netAmountRub` becomes 0.
-
-*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
+    ///An entry of the balance history. One task gives one charge and at most one refund. The internal ledger records a refund as a GENERATION_REFUND entry, which the public API hides.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct BillingOperation {
@@ -151,9 +147,7 @@ pub mod types {
             Default::default()
         }
     }
-    /**One page of balance history entries (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
-
-*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
+    ///One page of balance history entries (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct BillingOperationList {
@@ -174,7 +168,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "*Design:* the public catalogue of models, their parameters and prices in roubles.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Catalog {
@@ -245,7 +239,7 @@ pub mod types {
                 })
         }
     }
-    ///Body of `POST /v1/generations`. *Design:* `modelSlug` and `prompt` are required, `params` is optional.
+    ///Body of `POST /v1/generations`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct CreateGenerationRequest {
@@ -254,7 +248,7 @@ pub mod types {
         pub model_slug: CreateGenerationRequestModelSlug,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<GenerationParams>,
-        ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+        ///Text prompt: the text to draw, to film, to speak or to compose.
         pub prompt: CreateGenerationRequestPrompt,
     }
     impl CreateGenerationRequest {
@@ -319,7 +313,7 @@ pub mod types {
                 })
         }
     }
-    ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+    ///Text prompt: the text to draw, to film, to speak or to compose.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     #[non_exhaustive]
@@ -400,7 +394,7 @@ Guaranteed by the service document: all three fields (rule 1 of `POST /v1/genera
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct CreateInvoiceRequest {
-        ///Amount in roubles, VAT included; *Design:* 1000 to 10000000.
+        ///Amount in roubles, VAT included.
         #[serde(rename = "amountRub")]
         pub amount_rub: f64,
     }
@@ -634,7 +628,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             Default::default()
         }
     }
-    #[doc = "*Design:* the price of a would-be generation; no task is created and no money moves.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Estimate {
@@ -674,7 +668,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
         pub model_slug: EstimateRequestModelSlug,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<GenerationParams>,
-        ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+        ///Text prompt: the text to draw, to film, to speak or to compose.
         pub prompt: EstimateRequestPrompt,
     }
     impl EstimateRequest {
@@ -737,7 +731,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
                 })
         }
     }
-    ///Text prompt: the text to draw, to film, to speak or to compose. *Design:* required for every media type, 1 to 20000 characters here; each model's own maximum is `maxPromptLength` in the catalog, and a longer prompt fails the task asynchronously with `prompt_too_long`.
+    ///Text prompt: the text to draw, to film, to speak or to compose.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     #[non_exhaustive]
@@ -805,7 +799,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
         pub message: ::std::string::String,
         ///Keyword arguments, e.g. `{"missingProperty": "modelSlug"}` or `{"allowedValues": [...]}`.
         pub params: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        ///JSON pointer to the offending value in the request body, e.g. `/params/aspect_ratio`; `""` for the root (e.g. a missing property). *Design:* JSON pointer.
+        ///JSON pointer to the offending value in the request body, e.g. `/params/aspect_ratio`; `""` for the root (e.g. a missing property).
         pub path: ::std::string::String,
     }
     impl FieldError {
@@ -813,7 +807,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             Default::default()
         }
     }
-    #[doc = "*Design:* an uploaded (or announced) input file.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct File {
@@ -857,11 +851,11 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             Default::default()
         }
     }
-    #[doc = "*Design:* answer to `POST /v1/files`: a presigned URL for uploading one input file.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `uploadMethod` the upload is a `PUT`; without `uploadHeaders` it carries none beyond `Content-Length`."]
+    ///Without `uploadMethod` the upload is a `PUT`; without `uploadHeaders` it carries none beyond `Content-Length`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct FileUpload {
-        ///When `uploadUrl` stops working: *Design:* 15 minutes after issue.
+        ///When `uploadUrl` stops working.
         #[serde(
             rename = "expiresAt",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -906,7 +900,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             Default::default()
         }
     }
-    ///Body of `POST /v1/files`. *Design:* size limits are 20 MiB (20971520 bytes) for images, 50 MiB (52428800) for audio and 100 MiB (104857600) for video; a larger size or another type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`.
+    ///Body of `POST /v1/files`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct FileUploadRequest {
@@ -981,9 +975,9 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
                 })
         }
     }
-    /**A generation task. The document shows id, status, costRub, outputUrls and errorCode; *Design:* the other fields.
+    /**A generation task. The document shows id, status, costRub, outputUrls and errorCode.
 
-Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUrls` when the status is SUCCEEDED and `errorCode` when it is FAILED (the service document: other fields of the generation record are not shown). Every other field is *Design:* and optional: a client must work without it.*/
+Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUrls` when the status is SUCCEEDED and `errorCode` when it is FAILED (the service document: other fields of the generation record are not shown). Every other field is.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Generation {
@@ -996,7 +990,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///Why the task failed. Guaranteed when the status is FAILED. *Design:* null otherwise.
+        ///Why the task failed. Guaranteed when the status is FAILED.
         #[serde(
             rename = "errorCode",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -1029,7 +1023,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub model_slug: ::std::option::Option<::std::string::String>,
-        ///Links to the result files. Guaranteed when the status is SUCCEEDED. *Design:* present and empty before.
+        ///Links to the result files. Guaranteed when the status is SUCCEEDED.
         #[serde(
             rename = "outputUrls",
             default,
@@ -1054,9 +1048,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    /**One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
-
-*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
+    ///One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct GenerationList {
@@ -1077,7 +1069,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    ///Model-specific parameters. The document names `aspect_ratio` and `resolution`; *Design:* the other known names are listed here, and the model's entry in the catalog (`parameters`) states which it accepts, their types and allowed values. Unknown or out-of-range params give 400 VALIDATION_ERROR with `details.fields[]` before any money is taken. An input file or reference that cannot be fetched later fails the task with `input_fetch_failed` / `reference_fetch_failed`. Parameters not named here are passed through to the model as they are.
+    ///Model-specific parameters. The document names `aspect_ratio` and `resolution`; Unknown or out-of-range params give 400 VALIDATION_ERROR with `details.fields[]` before any money is taken. An input file or reference that cannot be fetched later fails the task with `input_fetch_failed` / `reference_fetch_failed`. Parameters not named here are passed through to the model as they are.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct GenerationParams {
@@ -1116,7 +1108,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* answer of the liveness check.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Health {
@@ -1133,7 +1125,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* an invoice for a legal entity (prepayment of the balance by bank transfer). *Design:* states ISSUED, PAID, CANCELLED as described at `status`.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Invoice {
@@ -1178,7 +1170,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
         )]
         pub pdf_url: ::std::option::Option<::std::string::String>,
         pub status: crate::InvoiceStatus,
-        ///*Design:* VAT of 20% included in the total: `amountRub * 20 / 120`, rounded to kopecks.
+        ///
         #[serde(
             rename = "vatRub",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -1190,9 +1182,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    /**A line of an invoice.
-
-*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
+    ///A line of an invoice.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct InvoiceLine {
@@ -1219,9 +1209,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    /**One page of invoices (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
-
-*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
+    ///One page of invoices (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct InvoiceList {
@@ -1242,7 +1230,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* the same answer whether an account exists for the address or not, so that the operation does not reveal which addresses have accounts.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[non_exhaustive]
     pub struct MagicLinkAccepted {
@@ -1255,7 +1243,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    ///*Design:* body of `POST /v1/auth/magic-link/request`.
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct MagicLinkRequest {
@@ -1267,9 +1255,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    /**Spending and generations of one media type.
-
-*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it.*/
+    ///Spending and generations of one media type.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct MediaTypeSummary {
@@ -1294,7 +1280,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* an entry of the public catalogue.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Model {
@@ -1332,7 +1318,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* a parameter a model accepts in `params`.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `required` the parameter is optional."]
+    ///Without `required` the parameter is optional.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct ModelParameter {
@@ -1368,7 +1354,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* price of a model: cost = baseRub x units x the product of the multipliers whose parameter has that value in the request, rounded to kopecks (2 decimals).\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it. Without `factors` no multiplier applies."]
+    ///Without `factors` no multiplier applies.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct ModelPricing {
@@ -1403,7 +1389,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* requisites of the legal entity, used on invoices and closing acts.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Requisites {
@@ -1693,7 +1679,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
                 })
         }
     }
-    ///*Design:* body of `PUT /v1/billing/requisites`: the whole set of requisites of the legal entity, replacing the previous one. A failed format or check digit gives 400 VALIDATION_ERROR with `details.fields[]` (keyword `checksum` for check digits); a 10-digit INN without `kpp` gives keyword `required` at `/kpp`.
+    ///A failed format or check digit gives 400 VALIDATION_ERROR with `details.fields[]` (keyword `checksum` for check digits); a 10-digit INN without `kpp` gives keyword `required` at `/kpp`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct RequisitesInput {
@@ -2528,7 +2514,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
                 })
         }
     }
-    ///*Design:* number of generations per status, keyed by the status as the service writes it (`PENDING`, `PROCESSING`, `SUCCEEDED`, `FAILED`, `CANCELLED`, and any later status). A status with no generations may be absent.
+    ///A status with no generations may be absent.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
     #[non_exhaustive]
@@ -2551,7 +2537,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Self(value)
         }
     }
-    #[doc = "*Design:* summary of spending and generations for the dashboard.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Summary {
@@ -2597,7 +2583,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    #[doc = "*Design:* a balance top-up by card payment. *Design:* states PENDING, SUCCEEDED, FAILED; the daily cap is 300000 RUB of top-ups per user per UTC day, beyond which creation gives 429 DAILY_CAP_EXCEEDED.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct Topup {
@@ -2629,7 +2615,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct TopupRequest {
-        ///Amount in roubles; *Design:* 100 to 100000, at most 2 decimal places (kopecks).
+        ///Amount in roubles.
         #[serde(rename = "amountRub")]
         pub amount_rub: f64,
         ///Where the payment page sends the user back afterwards.
@@ -2644,7 +2630,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
             Default::default()
         }
     }
-    ///Body of `PATCH /v1/webhook-endpoints/{id}`; every member is optional and only the given ones change. *Design:* reactivation of an endpoint disabled by a 410 or deactivated after 720 consecutive failures is done here with `active: true`.
+    ///Body of `PATCH /v1/webhook-endpoints/{id}`; every member is optional and only the given ones change.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[non_exhaustive]
     pub struct UpdateWebhookEndpointRequest {
@@ -2727,7 +2713,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
                 })
         }
     }
-    #[doc = "*Design:* one delivery attempt of a webhook message to an endpoint.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookDeliveryAttempt {
@@ -2849,9 +2835,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
                 })
         }
     }
-    /**One page of delivery attempts (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
-
-*Design:* `data` and `hasMore` are required; `nextCursor` is absent or null on the last page.*/
+    ///One page of delivery attempts (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookDeliveryAttemptList {
@@ -2874,7 +2858,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
     }
     /**A webhook endpoint as listed or read. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
 
-Guaranteed by the service document: the seven fields of the endpoint list (Resources, Webhook endpoint). Every other field is *Design:* and optional: a client must work without it.*/
+Guaranteed by the service document: the seven fields of the endpoint list (Resources, Webhook endpoint). Every other field is.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookEndpoint {
@@ -2886,7 +2870,7 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
         ///Free text given by the owner.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
-        ///Why `active` is false, else null. *Design:* `gone_410` (a delivery was answered with 410), `consecutive_failures` (30 x 24 = 720 failures in a row) or `manual` (set inactive through the update operation).
+        ///Why `active` is false, else null.
         #[serde(
             rename = "disabledReason",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -2895,10 +2879,10 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
         ///Subscribed events as given; empty means all events.
         #[serde(rename = "eventTypes")]
         pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
-        ///Count of delivery failures: *Design:* consecutive failures since the last success (reset to 0 by a success or by reactivation).
+        ///Count of delivery failures.
         #[serde(rename = "failureCount")]
         pub failure_count: i64,
-        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        ///Identifier of the endpoint.
         pub id: ::std::string::String,
         ///Time of the last delivery attempt; null before the first.
         #[serde(
@@ -2925,7 +2909,7 @@ Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints
         ///Subscribed events; empty means all events.
         #[serde(rename = "eventTypes")]
         pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
-        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        ///Identifier of the endpoint.
         pub id: ::std::string::String,
         ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
         pub secret: WebhookEndpointCreatedSecret,
@@ -2995,7 +2979,7 @@ Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints
                 })
         }
     }
-    ///Endpoints of the account. *Design:* wrapper `{data}` without pagination, since an account has at most 5 endpoints.
+    ///Endpoints of the account.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookEndpointList {
@@ -3007,7 +2991,7 @@ Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints
             Default::default()
         }
     }
-    #[doc = "*Design:* a delivery attempt queued by the test or redeliver operation.\n\n*Design:* the service document shows no field of this record; `required` lists its identity and what the operation exists to return, and every other field is optional: a client must work without it."]
+    ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookMessageQueued {
@@ -3096,13 +3080,13 @@ Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints
                 })
         }
     }
-    /**Answer to rotate-secret (*Design:* 200 with these fields). The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
+    /**Answer to rotate-secret (The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
 
-Guaranteed by the service document: `secret` (the service document: the status code and other fields of the rotate-secret answer are not shown). Every other field is *Design:* and optional: a client must work without it.*/
+Guaranteed by the service document: `secret` (the service document: the status code and other fields of the rotate-secret answer are not shown). Every other field is.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct WebhookSecret {
-        ///Identifier of the endpoint. *Design:* `we_` followed by 24 characters.
+        ///Identifier of the endpoint.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<::std::string::String>,
         ///Time of the rotation.
@@ -8930,7 +8914,21 @@ Guaranteed by the service document: `secret` (the service document: the status c
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Media Generation Service API\n\nAggregator of AI media generation: images, video, voice (text to speech) and music behind one REST interface. `POST /v1/generations` creates an asynchronous task for every media type; the model given as `modelSlug` decides the media type and the accepted parameters. The result is polled with `GET /v1/generations/{id}` or delivered by webhook (recommended for video and music). Usage is paid per generation from a single balance in roubles: the cost is reserved at creation and returned if the task finally fails. A public catalogue lists models, their parameters and prices; legal entities have requisites, invoices, PDF invoices and closing acts. Bodies are JSON (`Content-Type: application/json`).\n\n**Authentication.** Every operation except the public ones (`GET /health`, `GET /v1/catalog/`, `GET /api/openapi.json`, `POST /v1/auth/magic-link/request`) needs `Authorization: Bearer <API_KEY>`. An absent, invalid or revoked key gives 401 AUTHENTICATION_ERROR; a valid key without the right gives 403 AUTHORIZATION_ERROR; another user's resource gives 404 NOT_FOUND.\n\n**Limits.** 60 requests per minute per IP address (not per key: clients behind one address share it); `POST /v1/auth/magic-link/request` 10 per minute and `POST /v1/files` 20 per minute per IP address; the invoice PDF and closing act 30 per minute per IP address; `POST /v1/billing/topup` 5 per 600 seconds per user; 5 active (PENDING plus PROCESSING) generations per user; 5 webhook endpoints per account. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the window resets) for the limit of its route. A windowed limit gives 429 RATE_LIMIT_ERROR with `retry-after` and `error.details.retryAfter` (seconds); the concurrency limit gives 429 RATE_LIMIT_ERROR with neither. Recommended client retry: exponential delay with jitter, 1 s, 2 s, 4 s, 8 s, stop after 5 attempts. The rate-limit model is under review and may change.\n\n**Errors.** Every error has status 400 or above and the `Error` envelope: `error.code`, `error.message`, `error.requestId` (`req_...`), `error.timestamp` and optional `error.details`. Asynchronous failures of a task are reported as `errorCode` (FailureCode), not as HTTP errors.\n\n**Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.\n\n**Design notes.** The service document leaves some points \"not shown\"; this contract fixes them, and every such text is marked *Design:*. In short: `prompt` is required (1..20000 characters) and `params` optional; `Idempotency-Key` is 1..255 characters, kept 24 hours per user, and a repeat returns the existing generation (its id, current status and cost) with no new charge; the generation area has five operations (create, list, get, cancel, estimate) and a CANCELLED status reached only by cancelling a PENDING task; lists are `{data, nextCursor, hasMore}` with cursor pagination, except the webhook endpoint list `{data}`; webhook endpoints can be read, updated (also to reactivate them), tested and their delivery attempts listed and redelivered; rotate-secret answers 200 and delete answers 204; files are uploaded through presigned PUT URLs valid 15 minutes, with limits of 20/50/100 MiB for image/audio/video; refunds show in the history as the charge entry turning REFUNDED; the daily top-up cap is 300000 RUB per UTC day; the magic-link request is public and always answers the same; the members GATEWAY_TIMEOUT, GATEWAY_UNAVAILABLE, BILLING_UNAVAILABLE and BILLING_TIMEOUT stand for the GATEWAY_*/BILLING_* families.\n\n**Reading answers.** A schema's `required` list holds only what a client may rely on: in the records the service document describes (the generation, the webhook endpoint, the error envelope, the events) exactly the fields it guarantees; in the records it leaves to this contract, their identity and what the operation exists to return. Every other field is optional, and a client keeps working without it. Every enumeration is open: the service document says other values exist (\"any status values beyond these four\", \"other values of media_type\", the codes behind GATEWAY_* and BILLING_*), so a client keeps a value it does not know, as text, instead of failing. Members a client does not know are ignored.\n\nVersion: 1.0.0"]
+/**Client for Media Generation Service API
+
+Aggregator of AI media generation: images, video, voice (text to speech) and music behind one REST interface. `POST /v1/generations` creates an asynchronous task for every media type; the model given as `modelSlug` decides the media type and the accepted parameters. The result is polled with `GET /v1/generations/{id}` or delivered by webhook (recommended for video and music). Usage is paid per generation from a single balance in roubles: the cost is reserved at creation and returned if the task finally fails. A public catalogue lists models, their parameters and prices; legal entities have requisites, invoices, PDF invoices and closing acts. Bodies are JSON (`Content-Type: application/json`).
+
+**Authentication.** Every operation except the public ones (`GET /health`, `GET /v1/catalog/`, `GET /api/openapi.json`, `POST /v1/auth/magic-link/request`) needs `Authorization: Bearer <API_KEY>`. An absent, invalid or revoked key gives 401 AUTHENTICATION_ERROR; a valid key without the right gives 403 AUTHORIZATION_ERROR; another user's resource gives 404 NOT_FOUND.
+
+**Limits.** 60 requests per minute per IP address (not per key: clients behind one address share it); `POST /v1/auth/magic-link/request` 10 per minute and `POST /v1/files` 20 per minute per IP address; the invoice PDF and closing act 30 per minute per IP address; `POST /v1/billing/topup` 5 per 600 seconds per user; 5 active (PENDING plus PROCESSING) generations per user; 5 webhook endpoints per account. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the window resets) for the limit of its route. A windowed limit gives 429 RATE_LIMIT_ERROR with `retry-after` and `error.details.retryAfter` (seconds); the concurrency limit gives 429 RATE_LIMIT_ERROR with neither. Recommended client retry: exponential delay with jitter, 1 s, 2 s, 4 s, 8 s, stop after 5 attempts. The rate-limit model is under review and may change.
+
+**Errors.** Every error has status 400 or above and the `Error` envelope: `error.code`, `error.message`, `error.requestId` (`req_...`), `error.timestamp` and optional `error.details`. Asynchronous failures of a task are reported as `errorCode` (FailureCode), not as HTTP errors.
+
+**Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.
+
+**Reading answers.** A schema's `required` list holds only what a client may rely on: in the records the service document describes (the generation, the webhook endpoint, the error envelope, the events) exactly the fields it guarantees; in the records it leaves to this contract, their identity and what the operation exists to return. Every other field is optional, and a client keeps working without it. Every enumeration is open: the service document says other values exist ("any status values beyond these four", "other values of media_type", the codes behind GATEWAY_* and BILLING_*), so a client keeps a value it does not know, as text, instead of failing. Members a client does not know are ignored.
+
+Version: 1.0.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -9008,7 +9006,7 @@ let response = client.get_openapi_document()
     }
     /**Liveness check
 
-Public liveness check. *Design:* 200 with `{status: ok, time, version}`; 503 SERVICE_UNAVAILABLE during maintenance.
+Public liveness check.
 
 Sends a `GET` request to `/health`
 
@@ -9022,8 +9020,6 @@ let response = client.get_health()
     }
     /**Get the account
 
-*Design:* the account that owns the API key, with its balance and limits.
-
 Sends a `GET` request to `/v1/account`
 
 ```ignore
@@ -9036,7 +9032,7 @@ let response = client.get_account()
     }
     /**Request a sign-in link by e-mail
 
-Sends a sign-in link for the dashboard to the address. Auth is not stated in the document; *Design:* public, since the person signing in has no key yet. The answer is 202 with the same text whether an account exists or not. Limit: 10 requests per minute per IP address.
+Sends a sign-in link for the dashboard to the address. Auth is not stated in the document; The answer is 202 with the same text whether an account exists or not. Limit: 10 requests per minute per IP address.
 
 Sends a `POST` request to `/v1/auth/magic-link/request`
 
@@ -9051,8 +9047,6 @@ let response = client.request_magic_link()
     }
     /**Get the balance
 
-*Design:* the single balance in roubles: available for new tasks, and reserved for active tasks.
-
 Sends a `GET` request to `/v1/billing/balance`
 
 ```ignore
@@ -9065,7 +9059,7 @@ let response = client.get_balance()
     }
     /**List balance operations
 
-*Design:* the balance history, newest first. Refunds do not appear as entries of their own: a refunded charge has status REFUNDED, `refundedAt` set and `netAmountRub` 0. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+Refunds do not appear as entries of their own: a refunded charge has status REFUNDED, `refundedAt` set and `netAmountRub` 0. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
 
 Sends a `GET` request to `/v1/billing/history`
 
@@ -9090,7 +9084,7 @@ let response = client.list_billing_history()
     }
     /**List invoices
 
-*Design:* the invoices of the account, newest first. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
 
 Sends a `GET` request to `/v1/billing/invoices`
 
@@ -9109,7 +9103,7 @@ let response = client.list_invoices()
     }
     /**Issue an invoice
 
-*Design:* issues an invoice for a prepayment by bank transfer (VAT 20% included). The requisites must be set first, else 400 VALIDATION_ERROR at path `/requisites`. When paid, the balance is credited with `amountRub` and the closing act becomes available.
+The requisites must be set first, else 400 VALIDATION_ERROR at path `/requisites`. When paid, the balance is credited with `amountRub` and the closing act becomes available.
 
 Sends a `POST` request to `/v1/billing/invoices`
 
@@ -9124,7 +9118,7 @@ let response = client.create_invoice()
     }
     /**Download the closing act
 
-The closing act of an invoice, as PDF. *Design:* available once the invoice is PAID; before that 409 CONFLICT_ERROR. Limit: 30 requests per minute per IP address.
+The closing act of an invoice, as PDF. Limit: 30 requests per minute per IP address.
 
 Sends a `GET` request to `/v1/billing/invoices/{id}/act`
 
@@ -9158,8 +9152,6 @@ let response = client.get_invoice_pdf()
     }
     /**Get the requisites
 
-*Design:* the requisites of the legal entity; 404 NOT_FOUND when they were never set.
-
 Sends a `GET` request to `/v1/billing/requisites`
 
 ```ignore
@@ -9172,7 +9164,7 @@ let response = client.get_requisites()
     }
     /**Set the requisites
 
-*Design:* sets or replaces the whole set of requisites. INN, OGRN and the settlement account are checked with their check digits (400 VALIDATION_ERROR, keyword `checksum`).
+INN, OGRN and the settlement account are checked with their check digits (400 VALIDATION_ERROR, keyword `checksum`).
 
 Sends a `PUT` request to `/v1/billing/requisites`
 
@@ -9187,7 +9179,7 @@ let response = client.set_requisites()
     }
     /**Top up the balance
 
-Creates a balance top-up. *Design:* card payment: send the user to `paymentUrl`; the top-up becomes SUCCEEDED (balance credited) or FAILED. Limits: 5 requests per 600 seconds per user (429 RATE_LIMIT_ERROR with `retry-after`). *Design:* a daily cap of 300000 RUB of top-ups per user per UTC day gives 429 DAILY_CAP_EXCEEDED, without `retry-after`; the cap resets at 00:00 UTC.
+Creates a balance top-up. Limits: 5 requests per 600 seconds per user (429 RATE_LIMIT_ERROR with `retry-after`).
 
 Sends a `POST` request to `/v1/billing/topup`
 
@@ -9216,7 +9208,7 @@ let response = client.list_catalog()
     }
     /**Request an upload URL for an input file
 
-Gives a presigned URL for an input file (the files area has 3 endpoints). *Design:* send the bytes with `PUT` to `uploadUrl` with `uploadHeaders` within 15 minutes (`expiresAt`), then pass `fileId` as `params.image_file_id`. Limits by type: images 20 MiB, audio 50 MiB, video 100 MiB; too large a file or an unsupported type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`. Limit: 20 requests per minute per IP address.
+Gives a presigned URL for an input file (the files area has 3 endpoints). Limits by type: images 20 MiB, audio 50 MiB, video 100 MiB; too large a file or an unsupported type gives 400 VALIDATION_ERROR with `details.maxSizeBytes`. Limit: 20 requests per minute per IP address.
 
 Sends a `POST` request to `/v1/files`
 
@@ -9230,8 +9222,6 @@ let response = client.create_file_upload()
         builder::CreateFileUpload::new(self)
     }
     /**Get a file
-
-*Design:* an input file and whether its bytes have arrived.
 
 Sends a `GET` request to `/v1/files/{id}`
 
@@ -9248,7 +9238,7 @@ let response = client.get_file()
     }
     /**Delete a file
 
-*Design:* deletes an input file; 204 with no body. A task that has not fetched it yet fails with `input_fetch_failed`.
+A task that has not fetched it yet fails with `input_fetch_failed`.
 
 Sends a `DELETE` request to `/v1/files/{id}`
 
@@ -9265,7 +9255,7 @@ let response = client.delete_file()
     }
     /**List generations
 
-*Design:* the user's generations, newest first, optionally filtered by status and model. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
 
 Sends a `GET` request to `/v1/generations`
 
@@ -9296,8 +9286,8 @@ Creates an asynchronous generation task for any media type; the model named by `
 4. A `modelSlug` that names no model gives 404 NOT_FOUND.
 5. When the user already has 5 active (PENDING or PROCESSING) tasks, the answer is 429 RATE_LIMIT_ERROR with message `Maximum 5 concurrent generations allowed`, without `details.retryAfter` and without `retry-after`.
 6. When the balance is below the cost, the answer is 402 INSUFFICIENT_BALANCE with `error.details.required` and `error.details.available`.
-7. When an earlier request with the same `Idempotency-Key` from the same user exists, the answer is 202 with the existing generation (`id`, `status`, `costRub`): no new generation, no second charge; the body is not compared. *Design:* keys are kept 24 hours; `status` is the generation's current status.
-8. While an idempotent request is still being executed, the answer is 409 CONFLICT_ERROR (*Design:* always 409, retry after a short delay).
+7. When an earlier request with the same `Idempotency-Key` from the same user exists, the answer is 202 with the existing generation (`id`, `status`, `costRub`): no new generation, no second charge; the body is not compared.
+8. While an idempotent request is still being executed, the answer is 409 CONFLICT_ERROR (.
 9. Model, billing and provider errors apply: 403 MODEL_NOT_AVAILABLE, 410 MODEL_UNAVAILABLE, 503 MARGIN_GUARD, 503 UPSTREAM_CIRCUIT_OPEN, 409 MODERATION_REPEAT_BLOCKED, and 400 VALIDATION_ERROR `Model pricing not configured`.
 
 Afterwards the task runs asynchronously: poll `GET /v1/generations/{id}` while the status is PENDING or PROCESSING, or receive the `generation.completed` / `generation.failed` webhook (recommended for video and music). A task that fails finally (3 worker attempts used up, or another asynchronous failure) gets `errorCode` and its reserved cost back; one task gives one charge and at most one refund.
@@ -9305,7 +9295,7 @@ Afterwards the task runs asynchronously: poll `GET /v1/generations/{id}` while t
 Sends a `POST` request to `/v1/generations`
 
 Arguments:
-- `idempotency_key`: Client-chosen key that makes creation safe to repeat. *Design:* 1 to 255 characters; keys are kept 24 hours, per user. A request with a key already used by the same user answers 202 with the existing generation (its `id`, its current `status` and `costRub`): no new generation, no second charge, and the body is not compared. While the first request with the key is still executing the answer is 409 CONFLICT_ERROR.
+- `idempotency_key`: Client-chosen key that makes creation safe to repeat. A request with a key already used by the same user answers 202 with the existing generation (its `id`, its current `status` and `costRub`): no new generation, no second charge, and the body is not compared. While the first request with the key is still executing the answer is 409 CONFLICT_ERROR.
 - `body`
 ```ignore
 let response = client.create_generation()
@@ -9319,7 +9309,7 @@ let response = client.create_generation()
     }
     /**Estimate the cost of a generation
 
-*Design:* prices a would-be generation. The same validation as `POST /v1/generations` applies (400, 403 MODEL_NOT_AVAILABLE, 404, 409 MODERATION_REPEAT_BLOCKED, 410, 503 MARGIN_GUARD / UPSTREAM_CIRCUIT_OPEN), but no task is created, no money moves, the concurrency limit is not checked and the answer is never 402: `sufficient` is false instead.
+The same validation as `POST /v1/generations` applies (400, 403 MODEL_NOT_AVAILABLE, 404, 409 MODERATION_REPEAT_BLOCKED, 410, 503 MARGIN_GUARD / UPSTREAM_CIRCUIT_OPEN), but no task is created, no money moves, the concurrency limit is not checked and the answer is never 402: `sufficient` is false instead.
 
 Sends a `POST` request to `/v1/generations/estimate`
 
@@ -9351,7 +9341,7 @@ let response = client.get_generation()
     }
     /**Cancel a pending generation
 
-*Design:* cancels a task that is still PENDING: its status becomes CANCELLED, `finishedAt` is set, the reserved cost is returned to the balance (the charge entry in the history becomes REFUNDED) and no webhook event is sent. A task that is PROCESSING or final gives 409 CONFLICT_ERROR.
+A task that is PROCESSING or final gives 409 CONFLICT_ERROR.
 
 Sends a `POST` request to `/v1/generations/{id}/cancel`
 
@@ -9368,7 +9358,7 @@ let response = client.cancel_generation()
     }
     /**Get the spending summary
 
-*Design:* spending and generations for the dashboard over a period; `from` and `to` default to the last 30 days. Refunded charges are netted out.
+Refunded charges are netted out.
 
 Sends a `GET` request to `/v1/stats/summary`
 
@@ -9387,7 +9377,7 @@ let response = client.get_summary()
     }
     /**List webhook endpoints
 
-The endpoints of the account with `id`, `url`, `eventTypes`, `active`, `failureCount`, `lastDeliveryAt` and `createdAt` (and the design fields `description`, `disabledReason`); never the `secret`. *Design:* the list is wrapped as `{data}` without pagination (at most 5 endpoints).
+The endpoints of the account with `id`, `url`, `eventTypes`, `active`, `failureCount`, `lastDeliveryAt` and `createdAt` (and the design fields `description`, `disabledReason`); never the `secret`.
 
 Sends a `GET` request to `/v1/webhook-endpoints`
 
@@ -9427,7 +9417,7 @@ let response = client.create_webhook_endpoint()
     }
     /**Get a webhook endpoint
 
-*Design:* one endpoint of the account, without the `secret`. Another account's endpoint gives 404.
+Another account's endpoint gives 404.
 
 Sends a `GET` request to `/v1/webhook-endpoints/{id}`
 
@@ -9444,7 +9434,7 @@ let response = client.get_webhook_endpoint()
     }
     /**Delete a webhook endpoint
 
-Deletes the endpoint; no further deliveries are made to it. *Design:* 204 with no body.
+Deletes the endpoint; no further deliveries are made to it.
 
 Sends a `DELETE` request to `/v1/webhook-endpoints/{id}`
 
@@ -9461,7 +9451,7 @@ let response = client.delete_webhook_endpoint()
     }
     /**Update a webhook endpoint
 
-*Design:* changes the given members only. A new `url` passes the same checks as at creation (400 with the same messages). `active: true` re-enables an endpoint disabled by a 410 answer or deactivated after 30 x 24 consecutive failures and resets `failureCount` to 0; `active: false` disables it (`disabledReason` `manual`).
+A new `url` passes the same checks as at creation (400 with the same messages). `active: true` re-enables an endpoint disabled by a 410 answer or deactivated after 30 x 24 consecutive failures and resets `failureCount` to 0; `active: false` disables it (`disabledReason` `manual`).
 
 Sends a `PATCH` request to `/v1/webhook-endpoints/{id}`
 
@@ -9480,7 +9470,7 @@ let response = client.update_webhook_endpoint()
     }
     /**List delivery attempts
 
-*Design:* the delivery attempts to this endpoint, newest first, automatic and manual. Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
+Pagination: pass `nextCursor` as `cursor` until `hasMore` is false.
 
 Sends a `GET` request to `/v1/webhook-endpoints/{id}/deliveries`
 
@@ -9501,7 +9491,7 @@ let response = client.list_webhook_deliveries()
     }
     /**Redeliver a message
 
-*Design:* queues one manual attempt of an earlier message to this endpoint: the same body and the same `webhook-id`, with a fresh `webhook-timestamp` and signature. It is recorded with `trigger` `manual` and does not change the automatic retry schedule. An unknown message of this endpoint gives 404; an inactive endpoint gives 409 CONFLICT_ERROR.
+It is recorded with `trigger` `manual` and does not change the automatic retry schedule. An unknown message of this endpoint gives 404; an inactive endpoint gives 409 CONFLICT_ERROR.
 
 Sends a `POST` request to `/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver`
 
@@ -9520,7 +9510,7 @@ let response = client.redeliver_webhook_message()
     }
     /**Rotate the signing secret
 
-Issues a new signing secret, shown in this response once. The old secret is invalid at once: every later delivery, retries included, is signed with the new one. *Design:* 200 with `id`, `secret`, `rotatedAt`.
+Issues a new signing secret, shown in this response once. The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
 
 Sends a `POST` request to `/v1/webhook-endpoints/{id}/rotate-secret`
 
@@ -9539,7 +9529,7 @@ let response = client.rotate_webhook_endpoint_secret()
     }
     /**Send a test event
 
-*Design:* queues a test message of `eventType` (default `generation.completed`) to this endpoint, whatever its `eventTypes`. The payload has the shape of the real event with sample values (no real generation), is signed like every delivery and is retried like one. An inactive endpoint gives 409 CONFLICT_ERROR (reactivate it first).
+The payload has the shape of the real event with sample values (no real generation), is signed like every delivery and is retried like one. An inactive endpoint gives 409 CONFLICT_ERROR (reactivate it first).
 
 Sends a `POST` request to `/v1/webhook-endpoints/{id}/test`
 

@@ -2,7 +2,7 @@
 
 // Written by the generator from openapi/openapi.json; see openapi/README.md.
 #[rustfmt::skip]
-#[allow(clippy::all, clippy::pedantic, missing_debug_implementations, unused_qualifications, unused_imports)]
+#[allow(clippy::all, clippy::pedantic, missing_debug_implementations, missing_docs, unused_qualifications, unused_imports)]
 mod generated;
 
 mod account;
@@ -14,7 +14,9 @@ mod clock;
 mod error;
 mod events;
 mod files;
+mod generation;
 mod generations;
+mod limits;
 mod open_enum;
 mod pagination;
 mod rate_limit;
@@ -42,12 +44,12 @@ pub use files::{
     output_paths,
 };
 pub use generated::types;
-pub use generations::{
-    CreatedGeneration, FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationFilter,
-    GenerationRequest, GenerationStatus, Generations, MediaType,
+pub use generation::{
+    FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationStatus, MediaType,
 };
+pub use generations::{CreatedGeneration, GenerationFilter, GenerationRequest, Generations};
+pub use limits::{LimitScope, RateLimit};
 pub use pagination::Page;
-pub use rate_limit::{LimitScope, RateLimit};
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
 pub use webhooks::{

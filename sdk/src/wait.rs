@@ -10,9 +10,8 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::generations::{
-    CreatedGeneration, Generation, GenerationFailure, GenerationRequest, GenerationStatus,
-};
+use crate::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::generations::{CreatedGeneration, GenerationRequest};
 use crate::rate_limit::WaiterGuard;
 
 /// How a wait polls: the first interval, how it grows, its ceiling, and a deadline.

@@ -4,7 +4,6 @@ mod account;
 mod billing;
 mod files;
 mod generations;
-mod listen;
 mod models;
 mod webhooks;
 

@@ -2,6 +2,7 @@
 //! never delays the others; retries are scheduled on the mock's clock.
 
 pub mod payload;
+pub mod resolve;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,11 +14,12 @@ use tokio::sync::{Notify, Semaphore};
 use uuid::Uuid;
 use webhook_verify::Webhook;
 
-use crate::domain::address::{self, OverrideResolver, SystemResolver};
+use crate::domain::address;
 use crate::domain::webhook::{
     self, Attempt, AttemptOutcome, DELIVERY_TIMEOUT_SECS, MAX_RETRIES, MessageState, Trigger,
 };
 use crate::state::{AppState, seconds};
+use resolve::{OverrideResolver, SystemResolver};
 
 /// Bytes of an answer read at most; the rest is not needed for the excerpt.
 const READ_LIMIT: usize = 64 * 1024;

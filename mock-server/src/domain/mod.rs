@@ -5,7 +5,6 @@ pub mod address;
 pub mod auth;
 pub mod billing;
 pub mod catalog;
-pub mod documents;
 pub mod file;
 pub mod generation;
 pub mod idempotency;
@@ -15,7 +14,6 @@ pub mod money;
 pub mod outcome;
 pub mod rate_limit;
 pub mod requisites;
-pub mod validation;
 pub mod webhook;
 
 /// Users are identified by a UUID.

@@ -5,7 +5,7 @@
 //! VALIDATION_ERROR with `details.fields[]` (keyword `checksum` for check
 //! digits); a 10-digit INN without `kpp` gives keyword `required` at `/kpp`."
 //! The field errors speak Ajv's dialect like the rest of
-//! [`validation`](super::validation): format failures carry the contract's own
+//! [`contract`](crate::contract): format failures carry the contract's own
 //! `pattern`, so a client sees the same error whether the schema or this module
 //! caught it.
 //!
@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::validation::FieldError;
+use crate::contract::FieldError;
 
 /// The most characters a name or an address may have: enough for any real
 /// legal name, and bounded so that a document stays a document.

@@ -16,15 +16,15 @@ use serde_json::{Value, json};
 use super::{
     AuthUser, Path, Query, json_body, page, query_error, time_param, timestamp, uuid_param,
 };
+use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::billing::{self, Invoice, InvoiceStatus, Topup};
-use crate::domain::documents::{self, InvoiceDoc, Line};
 use crate::domain::ledger::{Charge, EntryKind};
 use crate::domain::money::Kopecks;
 use crate::domain::rate_limit::TOPUP;
 use crate::domain::requisites::{self, Requisites};
-use crate::domain::validation::FieldError;
 use crate::error::{ApiError, Result};
+use crate::render::pdf::{self, InvoiceDoc, Line};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -321,7 +321,7 @@ async fn get_invoice_pdf(
 ) -> Result<Response> {
     let (invoice, buyer) = own_invoice(&state, user.user_id, &id)?;
     Ok(pdf(
-        document(&invoice, &buyer, documents::invoice_pdf),
+        document(&invoice, &buyer, pdf::invoice_pdf),
         &format!("{}.pdf", invoice.number),
     ))
 }
@@ -340,7 +340,7 @@ async fn get_invoice_act(
         )));
     }
     Ok(pdf(
-        document(&invoice, &buyer, documents::act_pdf),
+        document(&invoice, &buyer, pdf::act_pdf),
         &format!("{}-act.pdf", invoice.number),
     ))
 }

@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{AuthUser, Path, Query, json_body, timestamp, uuid_param};
+use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::file::{self, FileStatus, StoredFile};
-use crate::domain::validation::FieldError;
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
 

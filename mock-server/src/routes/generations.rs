@@ -10,12 +10,12 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{AuthUser, Path, Query, json_body, query_error, timestamp, uuid_param};
+use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
 use crate::domain::catalog::{MediaType, PublicStatus};
 use crate::domain::generation::{FailureCode, Generation, Status};
 use crate::domain::idempotency::Begin;
 use crate::domain::money::Kopecks;
-use crate::domain::validation::{FieldError, validate_params};
 use crate::error::{ApiError, Result};
 use crate::state::{AppState, CreateRefusal, CreateRequest, ModelState, seconds};
 

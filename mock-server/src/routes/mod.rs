@@ -15,10 +15,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
+use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope};
 use crate::domain::rate_limit::{self, Decision};
-use crate::domain::validation::FieldError;
 use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
 use crate::state::{AppState, LoggedRequest};
 

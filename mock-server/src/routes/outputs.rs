@@ -13,7 +13,7 @@ use super::Path;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{Generation, Status};
 use crate::error::ApiError;
-use crate::media::{self, MediaKind};
+use crate::render::media::{self, MediaKind};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use webhook_verify::Webhook;
 
 use super::{AuthUser, Path, Query, json_body, json_value, timestamp};
+use crate::contract::FieldError;
 use crate::delivery::{self, payload};
 use crate::domain::UserId;
 use crate::domain::address;
-use crate::domain::validation::FieldError;
 use crate::domain::webhook::{
     self, DisabledReason, EVENT_FILTERS, Endpoint, MAX_ENDPOINTS, Message, Trigger,
 };

@@ -23,7 +23,7 @@ mod shutdown;
 mod webhooks;
 
 use mediagen_mock_server::MockServer;
-use mediagen_mock_server::domain::validation::ContractSchemas;
+use mediagen_mock_server::contract::ContractSchemas;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 use std::sync::OnceLock;

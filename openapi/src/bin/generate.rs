@@ -69,6 +69,7 @@ fn generate() -> Result<String> {
     let doc = mediagen_openapi::document()?;
     let mut old = mediagen_openapi::to_openapi_30(&doc)?;
     keep_reachable_schemas(&mut old);
+    strip_design_notes(&mut old);
     let enums = open_enums(&old)?;
     let spec: openapiv3::OpenAPI =
         serde_json::from_value(old).context("while reading the rewritten 3.0.3 document")?;
@@ -145,6 +146,82 @@ fn collect_refs(value: &Value, into: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|v| collect_refs(v, into)),
         _ => {}
     }
+}
+
+/// The contract marks each point the service document leaves open, and this
+/// contract fixes, with `*Design:*`: notes for the mock and for readers of the
+/// contract. The SDK's documentation keeps to what the types mean, so each note is
+/// cut from the descriptions it is generated from, to the end of its sentence.
+fn strip_design_notes(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), child) {
+                    ("description", Value::String(text)) => *text = without_design_notes(text),
+                    // Examples and defaults are data, not documentation.
+                    ("example" | "examples" | "default", _) => {}
+                    (_, child) => strip_design_notes(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_design_notes),
+        _ => {}
+    }
+}
+
+/// A note: the marker, then the point it fixes.
+const DESIGN: &str = "*Design:* ";
+
+fn without_design_notes(text: &str) -> String {
+    let mut paragraphs = Vec::new();
+    for paragraph in text.split("\n\n") {
+        // The contract's own summary of its design choices.
+        if paragraph.starts_with("**Design notes.**") {
+            continue;
+        }
+        let mut lines = Vec::new();
+        for line in paragraph.lines() {
+            let Some(start) = line.find(DESIGN) else {
+                lines.push(line.to_owned());
+                continue;
+            };
+            if line.trim_start().starts_with("- ") {
+                // A list item: the note runs to the end of the item; an item that
+                // was only a note goes.
+                let kept = line[..start].trim_end();
+                if !kept
+                    .trim_end_matches(':')
+                    .trim_start_matches("- ")
+                    .trim()
+                    .is_empty()
+                    && !kept.ends_with(':')
+                {
+                    lines.push(kept.to_owned());
+                }
+                continue;
+            }
+            let mut line = line.to_owned();
+            while let Some(start) = line.find(DESIGN) {
+                let end = line[start..]
+                    .find(". ")
+                    .map_or(line.len(), |dot| start + dot + 2);
+                line.replace_range(start..end, "");
+            }
+            let line = line.trim_end().trim_end_matches([':', ';', ',']).trim_end();
+            if !line.is_empty() {
+                let mut line = line.to_owned();
+                if !line.ends_with(['.', '!', '?', ')', '`']) {
+                    line.push('.');
+                }
+                lines.push(line);
+            }
+        }
+        let paragraph = lines.join("\n");
+        if !paragraph.trim().is_empty() {
+            paragraphs.push(paragraph);
+        }
+    }
+    paragraphs.join("\n\n")
 }
 
 /// The names of the enumeration schemas, each replaced by an open enum of the SDK.

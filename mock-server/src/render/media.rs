@@ -28,7 +28,7 @@ pub const MAX_AUDIO_SECONDS: f32 = 30.0;
 
 /// Made once with ffmpeg; `assets/README.md` has the command. Committed so
 /// that building the mock never needs ffmpeg.
-const SAMPLE_MP4: &[u8] = include_bytes!("../assets/sample.mp4");
+const SAMPLE_MP4: &[u8] = include_bytes!("../../assets/sample.mp4");
 
 /// The kind of file a generation produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

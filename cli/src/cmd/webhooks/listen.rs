@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use mediagen::{WebhookEndpointRequest, WebhookEvent, WebhookVerifier};
 use tokio::sync::mpsc;
 
-use super::Context;
-use super::webhooks::event_filters;
+use super::event_filters;
 use crate::cli::ListenArgs;
+use crate::cmd::Context;
 use crate::output::{self, DIM, GREEN, RED, YELLOW};
 
 /// What the handler saw, passed to the printer so that answering never waits on it.
