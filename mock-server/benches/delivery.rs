@@ -18,7 +18,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use mediagen_mock_server::domain::money::Kopecks;
+use mediagen_mock_server::Kopecks;
 use mediagen_mock_server::{AppState, ClockMode, Config};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -104,7 +104,7 @@ fn main() {
                 let now = state.now();
                 let mut store = state.store();
                 for n in 0..messages {
-                    let endpoint = store.endpoints[&endpoints[n % endpoints.len()]].clone();
+                    let endpoint = store.endpoint(&endpoints[n % endpoints.len()]).expect("created").clone();
                     store.enqueue_message(&endpoint, "generation.completed", format!("evt_{n}"), payload.clone(), now);
                 }
             }

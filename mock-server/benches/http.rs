@@ -115,7 +115,7 @@ fn main() {
         };
         let state = AppState::new(config);
         let keys: Vec<String> = (0..USERS)
-            .map(|_| state.create_user(mediagen_mock_server::domain::money::Kopecks::from_rub(1e9), None).api_key)
+            .map(|_| state.create_user(mediagen_mock_server::Kopecks::from_rub(1e9), None).api_key)
             .collect();
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let mock_addr = listener.local_addr().expect("address");

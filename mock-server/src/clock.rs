@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
+/// The one clock behind every delay of the mock: real (optionally scaled) or
+/// manual, moved only by [`Clock::advance`].
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
@@ -32,12 +34,16 @@ enum Mode {
     },
 }
 
+/// Why the clock could not be advanced.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ClockError {
+    /// The clock is real: it cannot be moved.
     #[error("the clock is real; start the mock with a manual clock to advance it")]
     NotManual,
+    /// A negative or non-finite number of seconds.
     #[error("seconds must be a finite number of at least 0, got {0}")]
     BadAmount(f64),
+    /// Past the latest time the clock can show.
     #[error("the clock cannot go past {0}")]
     OutOfRange(DateTime<Utc>),
 }
@@ -89,10 +95,12 @@ impl Clock {
         }
     }
 
+    /// Whether time moves only when advanced.
     pub fn is_manual(&self) -> bool {
         matches!(self.inner.mode, Mode::Manual { .. })
     }
 
+    /// How much faster than wall-clock time a real clock runs (1 for manual).
     pub fn scale(&self) -> f64 {
         match &self.inner.mode {
             Mode::Real { scale, .. } => *scale,
@@ -100,6 +108,7 @@ impl Clock {
         }
     }
 
+    /// The time on this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match &self.inner.mode {
             Mode::Real {
@@ -169,6 +178,12 @@ impl Clock {
             }
         }
     }
+}
+
+/// A span of the mock's clock of `secs` seconds (fractions kept to the
+/// microsecond; negative or absurd amounts clamped).
+pub fn seconds(secs: f64) -> chrono::Duration {
+    chrono::Duration::microseconds((secs.clamp(0.0, 1e10) * 1e6) as i64)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::domain::catalog::Catalog;
 /// The defaults, with a comment on each option.
 pub const DEFAULTS_TOML: &str = include_str!("../config.default.toml");
 
+/// How the mock's clock runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockMode {
@@ -23,10 +24,13 @@ pub enum ClockMode {
     Manual,
 }
 
+/// An on/off setting of the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Switch {
+    /// On.
     On,
+    /// Off.
     Off,
 }
 
@@ -92,16 +96,27 @@ impl Options {
 /// The validated configuration.
 #[derive(Clone)]
 pub struct Config {
+    /// The address to listen on.
     pub listen: SocketAddr,
+    /// How the clock runs.
     pub clock: ClockMode,
+    /// How much faster than wall-clock time a real clock runs.
     pub time_scale: f64,
+    /// Whether the service's request limits refuse requests (they are counted either way).
     pub rate_limits: bool,
+    /// The catalogue of models.
     pub catalog: Catalog,
+    /// The token the control API asks for, if any.
     pub admin_token: Option<String>,
+    /// Whether webhook URLs may point at localhost and private addresses.
     pub allow_private_webhooks: bool,
+    /// The demo user's balance at start, in roubles.
     pub demo_balance_rub: f64,
+    /// The demo user's API key, fixed; a fresh one otherwise.
     pub demo_api_key: Option<String>,
+    /// The largest request body of the API.
     pub body_limit_bytes: usize,
+    /// Seconds a new task waits in `PENDING` before a worker takes it.
     pub queue_seconds: f64,
 }
 

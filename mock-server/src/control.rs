@@ -15,12 +15,15 @@ use subtle::ConstantTimeEq;
 
 use crate::clock::ClockError;
 use crate::domain::UserId;
-use crate::domain::auth::{self, Scope};
+use crate::domain::auth::Scope;
+use crate::domain::catalog::ModelState;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::{ApiError, Result};
-use crate::routes::{Path, timestamp};
-use crate::state::{AppState, ModelState};
+use crate::routes::Path;
+use crate::state::AppState;
+use crate::wire::timestamp;
+use crate::worker::run_due_jobs;
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
@@ -132,16 +135,10 @@ async fn create_user(
 fn user_snapshot(state: &AppState, id: UserId) -> Result<Value> {
     let store = state.store();
     let user = store
-        .users
-        .get(&id)
+        .user(id)
         .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
-    let account = store.ledger.account(id).unwrap_or_default();
-    let keys: Vec<_> = store
-        .keys
-        .iter()
-        .filter(|(_, k)| k.user_id == id)
-        .map(|(public, k)| json!({"publicPart": public, "scope": k.scope, "revoked": k.revoked}))
-        .collect();
+    let account = store.account(id).unwrap_or_default();
+    let keys = store.keys_of(id);
     Ok(json!({
         "userId": id,
         "email": user.email,
@@ -171,12 +168,10 @@ async fn create_key(
     ControlJson(body): ControlJson<CreateKey>,
 ) -> Result<(StatusCode, Json<Value>)> {
     let id = user_id(&id)?;
-    let mut store = state.store();
-    if !store.users.contains_key(&id) {
-        return Err(ApiError::not_found(format!("User {id} not found")));
-    }
-    let key = auth::issue(id, body.scope);
-    store.keys.insert(key.public.clone(), key.stored);
+    let key = state
+        .store()
+        .issue_key(id, body.scope)
+        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"apiKey": key.full, "publicPart": key.public, "scope": body.scope})),
@@ -187,13 +182,11 @@ async fn revoke_key(
     State(state): State<AppState>,
     Path(public): Path<String>,
 ) -> Result<StatusCode> {
-    let mut store = state.store();
-    let key = store
-        .keys
-        .get_mut(&public)
-        .ok_or_else(|| ApiError::not_found("No key with that public part"))?;
-    key.revoked = true;
-    Ok(StatusCode::NO_CONTENT)
+    if state.store().revoke_key(&public) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("No key with that public part"))
+    }
 }
 
 #[derive(Deserialize)]
@@ -210,11 +203,9 @@ async fn set_balance(
     let id = user_id(&id)?;
     let amount = rub(body.balance_rub, "balanceRub")?;
     let now = state.now();
-    state
-        .store()
-        .ledger
-        .set_available(id, amount, now)
-        .map_err(|_| ApiError::not_found(format!("User {id} not found")))?;
+    if !state.store().set_balance(id, amount, now) {
+        return Err(ApiError::not_found(format!("User {id} not found")));
+    }
     user_snapshot(&state, id).map(Json)
 }
 
@@ -248,7 +239,7 @@ async fn advance_clock(
             ApiError::validation(e.to_string(), Vec::new())
         }
     })?;
-    state.run_due_jobs();
+    run_due_jobs(&state);
     Ok(Json(clock_view(&state)))
 }
 
@@ -266,7 +257,7 @@ async fn set_model_state(
     if state.catalog().get(&slug).is_none() {
         return Err(ApiError::not_found(format!("Model '{slug}' not found")));
     }
-    state.store().model_states.insert(slug.clone(), body.state);
+    state.store().set_model_state(&slug, body.state);
     Ok(Json(json!({"slug": slug, "state": body.state})))
 }
 
@@ -286,7 +277,7 @@ async fn force_outcome(
         "errorCode": rule.error_code,
         "count": rule.count,
     });
-    state.store().outcomes.push(rule);
+    state.store().force_outcome(rule);
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
@@ -308,16 +299,16 @@ async fn update_settings(
                 Vec::new(),
             ));
         }
-        store.create_latency_secs = secs;
+        store.set_create_latency_secs(secs);
     }
     Ok(Json(
-        json!({"createLatencySeconds": store.create_latency_secs}),
+        json!({"createLatencySeconds": store.create_latency_secs()}),
     ))
 }
 
 async fn list_requests(State(state): State<AppState>) -> Json<Value> {
     let store = state.store();
-    Json(json!({"data": store.requests.iter().collect::<Vec<_>>()}))
+    Json(json!({"data": store.requests().collect::<Vec<_>>()}))
 }
 
 async fn reset(State(state): State<AppState>) -> StatusCode {
@@ -329,9 +320,7 @@ async fn reset(State(state): State<AppState>) -> StatusCode {
 async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
     let store = state.store();
     let data: Vec<Value> = store
-        .message_order
-        .iter()
-        .filter_map(|id| store.messages.get(id))
+        .messages()
         .map(|m| {
             json!({
                 "messageId": m.id,
@@ -381,7 +370,7 @@ async fn set_dns(
 
 /// The e-mails the service would have sent (magic links), oldest first.
 async fn list_outbox(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({"data": state.store().outbox}))
+    Json(json!({"data": state.store().outbox()}))
 }
 
 /// Marks an invoice paid, as the bank transfer arriving would: the balance is
@@ -389,26 +378,20 @@ async fn list_outbox(State(state): State<AppState>) -> Json<Value> {
 async fn pay_invoice(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
     let id = crate::routes::uuid_param(&id, "id")?;
     let now = state.now();
-    let mut store = state.store();
-    let invoice = store
-        .invoices
-        .iter_mut()
-        .find(|i| i.id == id)
-        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?;
-    if invoice.status != crate::domain::billing::InvoiceStatus::Issued {
-        return Err(ApiError::Conflict(format!(
-            "Invoice {} is not awaiting payment",
-            invoice.number
-        )));
-    }
-    invoice.status = crate::domain::billing::InvoiceStatus::Paid;
-    invoice.paid_at = Some(now);
-    let (user_id, amount, number) = (invoice.user_id, invoice.amount, invoice.number.clone());
-    store
-        .ledger
-        .top_up(user_id, amount, now)
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("paying invoice {number}: {e}")))?;
-    Ok(Json(
-        json!({"id": id, "number": number, "status": "PAID", "paidAt": timestamp(now)}),
-    ))
+    let paid = state
+        .store()
+        .pay_invoice(id, now)
+        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?
+        .map_err(|invoice| {
+            ApiError::Conflict(format!(
+                "Invoice {} is not awaiting payment",
+                invoice.number
+            ))
+        })?;
+    Ok(Json(json!({
+        "id": id,
+        "number": paid.number,
+        "status": "PAID",
+        "paidAt": timestamp(now),
+    })))
 }

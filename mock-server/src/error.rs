@@ -51,8 +51,9 @@ pub enum ApiError {
     UnsupportedMediaType,
     #[error("Request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
-    #[error("Insufficient balance: {required:?} required, {available:?} available")]
+    #[error("{message}")]
     InsufficientBalance {
+        message: String,
         required: Kopecks,
         available: Kopecks,
     },
@@ -68,20 +69,18 @@ pub enum ApiError {
     },
     #[error("{0}")]
     Conflict(String),
-    #[error(
-        "Requests to model {model_slug} are stopped after {streak} consecutive moderation rejections; change the material or the model"
-    )]
-    ModerationRepeatBlocked { model_slug: String, streak: u32 },
+    #[error("{message}")]
+    ModerationRepeatBlocked {
+        message: String,
+        model_slug: String,
+        streak: u32,
+    },
     #[error("Intake of generations on model {0} is stopped for now; choose another model or wait")]
     UpstreamCircuitOpen(String),
     #[error("Method {method} is not allowed on {path}")]
     MethodNotAllowed { method: String, path: String },
-    #[error(
-        "The daily top-up cap of {limit:?} is used up; try again after 00:00 UTC or pay by invoice"
-    )]
-    DailyCapExceeded { limit: Kopecks },
-    #[error("{0}")]
-    ServiceUnavailable(String),
+    #[error("{message}")]
+    DailyCapExceeded { message: String, limit: Kopecks },
     #[error("internal error: {0:#}")]
     Internal(#[from] anyhow::Error),
 }
@@ -109,9 +108,7 @@ impl ApiError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::InsufficientBalance { .. } => StatusCode::PAYMENT_REQUIRED,
-            Self::MarginGuard(_) | Self::UpstreamCircuitOpen(_) | Self::ServiceUnavailable(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Self::MarginGuard(_) | Self::UpstreamCircuitOpen(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::RateLimited { .. } | Self::DailyCapExceeded { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -140,7 +137,6 @@ impl ApiError {
             Self::ModerationRepeatBlocked { .. } => "MODERATION_REPEAT_BLOCKED",
             Self::UpstreamCircuitOpen(_) => "UPSTREAM_CIRCUIT_OPEN",
             Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
-            Self::ServiceUnavailable(_) => "SERVICE_UNAVAILABLE",
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -159,14 +155,17 @@ impl ApiError {
             Self::InsufficientBalance {
                 required,
                 available,
+                ..
             } => Some(json!({"required": required, "available": available})),
             Self::RateLimited {
                 retry_after: Some(secs),
                 ..
             } => Some(json!({"retryAfter": secs})),
             Self::PayloadTooLarge { limit } => Some(json!({"maxSizeBytes": limit})),
-            Self::DailyCapExceeded { limit } => Some(json!({"limit": limit.0 / 100})),
-            Self::ModerationRepeatBlocked { model_slug, streak } => Some(json!({
+            Self::DailyCapExceeded { limit, .. } => Some(json!({"limit": limit.0 / 100})),
+            Self::ModerationRepeatBlocked {
+                model_slug, streak, ..
+            } => Some(json!({
                 "modelSlug": model_slug,
                 // Obsolete, kept for compatibility (the service document): the mock
                 // has no internal ids, so it repeats the slug.

@@ -14,17 +14,25 @@ pub mod config;
 pub mod contract;
 mod control;
 mod delivery;
-pub mod domain;
-pub mod error;
+mod domain;
+mod error;
 mod render;
 mod routes;
-pub mod state;
+mod state;
+mod store;
+mod wire;
 mod worker;
 
 pub use config::{ClockMode, Config};
+pub use domain::UserId;
+pub use domain::auth::Scope;
+pub use domain::catalog::ModelState;
 pub use domain::generation::FailureCode;
+pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
-pub use state::{AppState, ModelState, NewUser};
+pub use state::AppState;
+pub use store::{LoggedRequest, NewUser, Store};
+pub use worker::run_due_jobs;
 
 /// The whole mock: the service's routes, the result files and the control API.
 pub fn build_app(state: AppState) -> Router {
@@ -175,6 +183,7 @@ impl MockServerBuilder {
         self
     }
 
+    /// Binds 127.0.0.1 on a free port and starts serving.
     pub async fn start(self) -> MockServer {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
@@ -200,6 +209,7 @@ impl MockServer {
         Self::builder().start().await
     }
 
+    /// A builder, from a manual clock and the service's limits.
     pub fn builder() -> MockServerBuilder {
         MockServerBuilder {
             config: Config {
@@ -214,6 +224,7 @@ impl MockServer {
         format!("http://{}", self.addr)
     }
 
+    /// The address it listens on.
     pub fn address(&self) -> SocketAddr {
         self.addr
     }
@@ -230,24 +241,16 @@ impl MockServer {
 
     /// Creates a user with `balance_rub` roubles and a first API key.
     pub fn create_user(&self, balance_rub: f64) -> NewUser {
-        self.state
-            .create_user(domain::money::Kopecks::from_rub(balance_rub), None)
+        self.state.create_user(Kopecks::from_rub(balance_rub), None)
     }
 
     /// Issues a further key for a user; `None` when the user does not exist.
-    /// A [`Scope::ReadOnly`](domain::auth::Scope) key is refused (403) on writes.
-    pub fn create_key(
-        &self,
-        user_id: domain::UserId,
-        scope: domain::auth::Scope,
-    ) -> Option<String> {
-        let key = domain::auth::issue(user_id, scope);
-        let mut store = self.state.store();
-        if !store.users.contains_key(&user_id) {
-            return None;
-        }
-        store.keys.insert(key.public, key.stored);
-        Some(key.full)
+    /// A [`Scope::ReadOnly`] key is refused (403) on writes.
+    pub fn create_key(&self, user_id: UserId, scope: Scope) -> Option<String> {
+        self.state
+            .store()
+            .issue_key(user_id, scope)
+            .map(|key| key.full)
     }
 
     /// Moves the manual clock forward and applies what became due.
@@ -260,26 +263,23 @@ impl MockServer {
             .clock()
             .advance(seconds)
             .expect("advance a manual clock by a non-negative amount");
-        self.state.run_due_jobs();
+        run_due_jobs(&self.state);
     }
 
     /// The next `rule.count` matching tasks end as `rule` says.
     pub fn force_outcome(&self, rule: ForcedOutcome) {
-        self.state.store().outcomes.push(rule);
+        self.state.store().force_outcome(rule);
     }
 
+    /// Sets a model's state, as `POST /_mock/models/{slug}/state` does.
     pub fn set_model_state(&self, slug: &str, model_state: ModelState) {
-        self.state
-            .store()
-            .model_states
-            .insert(slug.to_owned(), model_state);
+        self.state.store().set_model_state(slug, model_state);
     }
 
     /// `(available, reserved)` balance of a user in roubles.
-    pub fn balance(&self, user_id: domain::UserId) -> Option<(f64, f64)> {
+    pub fn balance(&self, user_id: UserId) -> Option<(f64, f64)> {
         self.state
             .store()
-            .ledger
             .account(user_id)
             .map(|a| (a.available.rub(), a.reserved.rub()))
     }

@@ -1,3 +1,7 @@
+//! `mediagen-mock`: the mock server as a program. Options, configuration file and
+//! environment are read in `config.rs`; `serve` binds, prints the address and the
+//! demo key, and serves until Ctrl-C or SIGTERM.
+
 use std::path::PathBuf;
 
 use anyhow::Context;

@@ -1,8 +1,12 @@
-//! The worker: applies scheduled jobs (a task starting, an attempt ending) when
-//! the clock reaches them.
+//! The worker: applies scheduled jobs (a task starting, an attempt ending, a
+//! delivery falling due) when the clock reaches them.
 
 use std::future::pending;
 
+use chrono::{DateTime, Utc};
+
+use crate::delivery;
+use crate::domain::webhook::Trigger;
 use crate::state::AppState;
 
 /// Runs until the process ends. Wakes when a job is due (real clock), when the
@@ -10,7 +14,7 @@ use crate::state::AppState;
 pub async fn run(state: AppState) {
     let mut ticks = state.clock().subscribe();
     loop {
-        let next = state.run_due_jobs();
+        let next = run_due_jobs(&state);
         let wait = next.and_then(|due| state.clock().real_wait_until(due));
         tokio::select! {
             () = state.worker_notify().notified() => {}
@@ -27,4 +31,17 @@ pub async fn run(state: AppState) {
             } => {}
         }
     }
+}
+
+/// Applies every job due by now and starts the deliveries that fell due, each in
+/// its own task, outside the store's lock; the time of the next job, if any. The
+/// control API calls it right after advancing a manual clock, so a test sees the
+/// effects of the advance as soon as the call returns.
+pub fn run_due_jobs(state: &AppState) -> Option<DateTime<Utc>> {
+    let now = state.now();
+    let (deliveries, next) = state.store().run_due(now, state.base_url());
+    for message_id in deliveries {
+        delivery::spawn_attempt(state, message_id, Trigger::Scheduled);
+    }
+    next
 }

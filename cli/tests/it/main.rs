@@ -1,5 +1,8 @@
 //! The `mediagen` binary, run for real against a mock server started by each test.
 
+// A test binary exports nothing: its helpers are for its own modules.
+#![allow(missing_docs)]
+
 mod areas;
 mod conventions;
 mod exit_codes;
@@ -22,7 +25,7 @@ use tokio::process::{Child, ChildStderr};
 pub struct Setup {
     pub mock: MockServer,
     pub key: String,
-    pub user: mediagen_mock_server::domain::UserId,
+    pub user: mediagen_mock_server::UserId,
 }
 
 impl Setup {

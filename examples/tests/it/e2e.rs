@@ -122,7 +122,11 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
     let generation = client.generations().get(created.id).await.unwrap();
     assert_eq!(generation.status, GenerationStatus::Failed);
     assert_eq!(
-        mock.state().store().generations[&created.id].attempts,
+        mock.state()
+            .store()
+            .generation(created.id)
+            .unwrap()
+            .attempts,
         3,
         "final after the third attempt"
     );
@@ -184,8 +188,7 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
     let creates: Vec<_> = mock
         .state()
         .store()
-        .requests
-        .iter()
+        .requests()
         .filter(|r| r.method == "POST" && r.path == "/v1/generations")
         .cloned()
         .collect();

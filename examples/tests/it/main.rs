@@ -1,6 +1,9 @@
 //! Each example program run for real against a mock server, the CI-test example, and
 //! end-to-end tests with every part of the toolkit at once.
 
+// A test binary exports nothing: its helpers are for its own modules.
+#![allow(missing_docs)]
+
 mod ci_example;
 mod e2e;
 mod programs;

@@ -14,6 +14,7 @@ pub struct FieldError {
     pub path: String,
     /// The JSON Schema keyword that failed.
     pub keyword: String,
+    /// Human-readable text, as Ajv writes it.
     pub message: String,
     /// Keyword arguments; always an object.
     pub params: Value,

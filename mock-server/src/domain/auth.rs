@@ -22,8 +22,10 @@ const SECRET_LEN: usize = 32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
+    /// Every operation.
     #[default]
     Full,
+    /// Reads only: writes answer 403.
     ReadOnly,
 }
 

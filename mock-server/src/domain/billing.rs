@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use super::UserId;
 use super::money::Kopecks;
+use super::rate_limit::{Decision, TOPUP};
 
 /// The daily top-up cap per user and UTC day (the contract's design).
 pub const DAILY_TOPUP_CAP: Kopecks = Kopecks(300_000 * 100);
@@ -19,6 +20,27 @@ pub struct Topup {
     pub user_id: UserId,
     pub amount: Kopecks,
     pub at: DateTime<Utc>,
+}
+
+/// Why a top-up or an invoice was refused; each message is the one answered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BillingRefusal {
+    /// The per-user window of `POST /v1/billing/topup` (5 per 600 s) is used up.
+    #[error(
+        "At most {} top-ups per {} seconds; retry after {} s",
+        TOPUP.max,
+        TOPUP.window_secs,
+        .0.reset_secs.max(1)
+    )]
+    TooManyTopups(Decision),
+    /// The daily cap (429 `DAILY_CAP_EXCEEDED`).
+    #[error(
+        "The daily top-up cap of {DAILY_TOPUP_CAP} RUB is used up; try again after 00:00 UTC or pay by invoice"
+    )]
+    DailyCapExceeded,
+    /// Invoices are issued to a legal entity: its requisites come first.
+    #[error("Set the requisites of the legal entity first (PUT /v1/billing/requisites)")]
+    NoRequisites,
 }
 
 /// Whether `amount` more today would pass the cap, given the user's earlier top-ups.

@@ -75,6 +75,50 @@ impl MediaType {
     }
 }
 
+/// The state of a model as the control API sets it (`POST /_mock/models/{slug}/state`),
+/// over the catalogue's own status: the model errors of rule 9 on demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelState {
+    /// Creation works.
+    #[default]
+    Available,
+    /// 403 `MODEL_NOT_AVAILABLE`.
+    Disabled,
+    /// 410 `MODEL_UNAVAILABLE`.
+    Withdrawn,
+    /// 503 `UPSTREAM_CIRCUIT_OPEN`.
+    CircuitOpen,
+    /// 503 `MARGIN_GUARD`.
+    MarginGuard,
+    /// 400 `VALIDATION_ERROR` with [`PRICING_MISSING`].
+    PricingMissing,
+}
+
+/// The message of the validation error for a model without a price (rule 9).
+pub const PRICING_MISSING: &str = "Model pricing not configured";
+
+impl ModelState {
+    /// The state in force for `model`: the one the control API set, else what the
+    /// catalogue says of it.
+    pub fn in_force(self, model: &Model) -> Self {
+        match (self, model.status) {
+            (Self::Available, PublicStatus::Disabled) => Self::Disabled,
+            (Self::Available, PublicStatus::Withdrawn) => Self::Withdrawn,
+            (set, _) => set,
+        }
+    }
+
+    /// What the public catalogue shows for `model` in this state.
+    pub fn public_status(self, model: &Model) -> PublicStatus {
+        match self {
+            Self::Disabled => PublicStatus::Disabled,
+            Self::Withdrawn => PublicStatus::Withdrawn,
+            _ => model.status,
+        }
+    }
+}
+
 /// Availability as the public catalogue shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

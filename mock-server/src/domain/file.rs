@@ -22,6 +22,38 @@ pub fn max_size(content_type: &str) -> Option<u64> {
     }
 }
 
+/// Why an upload was refused (400 `VALIDATION_ERROR` at `POST /v1/files`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UploadRefusal {
+    /// A type the service does not take.
+    #[error("Unsupported file type {0}")]
+    Unsupported(String),
+    /// Larger than the limit of its type.
+    #[error("File too large: {size} bytes; {content_type} files may have at most {max} bytes")]
+    TooLarge {
+        /// The declared type.
+        content_type: String,
+        /// The declared size.
+        size: u64,
+        /// The limit of the type.
+        max: u64,
+    },
+}
+
+/// The limit for an upload of `size` bytes of `content_type`, or why it is refused.
+pub fn check_upload(content_type: &str, size: u64) -> Result<u64, UploadRefusal> {
+    let max = max_size(content_type)
+        .ok_or_else(|| UploadRefusal::Unsupported(content_type.to_owned()))?;
+    if size > max {
+        return Err(UploadRefusal::TooLarge {
+            content_type: content_type.to_owned(),
+            size,
+            max,
+        });
+    }
+    Ok(max)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileStatus {

@@ -17,6 +17,36 @@ use super::money::Kopecks;
 /// Worker attempts per task before a provider error is final.
 pub const MAX_ATTEMPTS: u8 = 3;
 
+/// Active tasks (`PENDING` plus `PROCESSING`) a user may have at once (Limits).
+pub const MAX_ACTIVE: usize = 5;
+
+/// Why a valid create was refused, by the rules of `POST /v1/generations` that
+/// depend on the user's state; each message is the service's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CreateRefusal {
+    /// Rule 5: 429 without `retry-after`.
+    #[error("Maximum {MAX_ACTIVE} concurrent generations allowed")]
+    TooManyActive,
+    /// Rule 6: 402 with both amounts.
+    #[error("Insufficient balance: {required} RUB required, {available} RUB available")]
+    Insufficient {
+        /// The cost of the request.
+        required: Kopecks,
+        /// What the balance has available.
+        available: Kopecks,
+    },
+    /// Requests to the model are stopped after repeated safety refusals (409).
+    #[error(
+        "Requests to model {model_slug} are stopped after {streak} consecutive moderation rejections; change the material or the model"
+    )]
+    ModerationBlocked {
+        /// The model.
+        model_slug: String,
+        /// Refusals in a row.
+        streak: u32,
+    },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
@@ -46,21 +76,34 @@ impl Status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureCode {
+    /// The wording violates the model policy.
     ContentPolicy,
+    /// The material was rejected by the safety check.
     ModerationRejected,
+    /// The model rejected a piece of the request by its own rule.
     PromptRejected,
+    /// The prompt is longer than the model accepts.
     PromptTooLong,
+    /// A reference could not be downloaded from an external link.
     ReferenceFetchFailed,
+    /// An uploaded input file could not be downloaded.
     InputFetchFailed,
+    /// A parameter is outside the valid range for the model.
     InvalidInput,
+    /// Intake on the model is stopped for now; the charge is cancelled.
     InsufficientCredit,
+    /// Temporary provider failure.
     RateLimited,
+    /// Temporary provider failure.
     Timeout,
+    /// Temporary provider failure.
     ProviderUnavailable,
+    /// Temporary provider failure.
     ProviderInternal,
 }
 
 impl FailureCode {
+    /// Every code, in the order of the service document.
     pub const ALL: [Self; 12] = [
         Self::ContentPolicy,
         Self::ModerationRejected,
@@ -76,6 +119,7 @@ impl FailureCode {
         Self::ProviderInternal,
     ];
 
+    /// The code as the service writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ContentPolicy => "content_policy",
@@ -93,6 +137,7 @@ impl FailureCode {
         }
     }
 
+    /// The code written as `text`, if it is one.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == text)
     }

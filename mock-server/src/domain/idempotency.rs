@@ -12,6 +12,17 @@ use super::UserId;
 
 const KEPT_HOURS: i64 = 24;
 
+/// The longest `Idempotency-Key` taken (the contract's design: 1 to 255 characters).
+pub const MAX_KEY_LEN: usize = 255;
+
+/// The message for a key outside those bounds.
+pub const BAD_KEY: &str = "Idempotency-Key must be 1 to 255 visible ASCII characters";
+
+/// Whether `key` is usable as an `Idempotency-Key`.
+pub fn valid_key(key: &str) -> bool {
+    (1..=MAX_KEY_LEN).contains(&key.len())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Entry {
     InFlight,

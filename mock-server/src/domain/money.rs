@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 pub struct Kopecks(pub i64);
 
 impl Kopecks {
+    /// Nothing.
     pub const ZERO: Self = Self(0);
 
     /// Rounds a rouble amount to the nearest kopeck; non-finite input is zero.
@@ -20,6 +21,7 @@ impl Kopecks {
         }
     }
 
+    /// The amount in roubles.
     pub fn rub(self) -> f64 {
         self.0 as f64 / 100.0
     }
@@ -54,6 +56,15 @@ impl std::ops::SubAssign for Kopecks {
 impl std::iter::Sum for Kopecks {
     fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
         iter.fold(Self::ZERO, |a, b| a + b)
+    }
+}
+
+/// Roubles with two decimals, as messages speak them: `2.50`.
+impl std::fmt::Display for Kopecks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let whole = self.0.unsigned_abs();
+        write!(f, "{sign}{}.{:02}", whole / 100, whole % 100)
     }
 }
 

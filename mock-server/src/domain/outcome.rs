@@ -10,10 +10,15 @@ use super::generation::{FailureCode, Plan};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ForcedOutcome {
+    /// Only tasks of this user (any user when absent).
     pub user_id: Option<UserId>,
+    /// Only tasks of this model (any model when absent).
     pub model_slug: Option<String>,
+    /// How the tasks end.
     pub outcome: OutcomeKind,
+    /// The failure code, for `fail` (a provider error when absent).
     pub error_code: Option<FailureCode>,
+    /// How many tasks the rule applies to (default 1).
     #[serde(default = "one")]
     pub count: u32,
 }
@@ -22,10 +27,13 @@ fn one() -> u32 {
     1
 }
 
+/// How a forced task ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeKind {
+    /// `SUCCEEDED`.
     Succeed,
+    /// `FAILED`.
     Fail,
 }
 

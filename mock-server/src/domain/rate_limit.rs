@@ -63,6 +63,22 @@ pub fn route_limit(method: &str, path: &str) -> Option<Limit> {
     }
 }
 
+impl Decision {
+    /// The seconds `retry-after` says: until the window resets, at least 1.
+    pub fn retry_after(&self) -> u64 {
+        self.reset_secs.max(1)
+    }
+
+    /// The message of a windowed 429 (Limits, rule 3).
+    pub fn refusal_message(&self) -> String {
+        format!(
+            "Rate limit of {} requests exceeded; retry after {} s",
+            self.limit,
+            self.retry_after()
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
     pub limit: u32,
@@ -81,6 +97,7 @@ struct Window {
 #[derive(Debug, Default)]
 pub struct RateLimiter {
     windows: HashMap<(&'static str, String), Window>,
+    pruned_at: Option<DateTime<Utc>>,
 }
 
 impl RateLimiter {
@@ -114,8 +131,35 @@ impl RateLimiter {
         }
     }
 
-    /// Forgets windows that have closed, so the map does not grow without bound.
+    /// One request of the service from `ip`: the general limit, and the route's own
+    /// when it has one (Limits, rules 1 and 2). The answer reports the route's limit
+    /// when there is one, the general one otherwise.
+    pub fn admit(&mut self, method: &str, path: &str, ip: &str, now: DateTime<Utc>) -> Decision {
+        let general = self.hit(GENERAL, ip, now);
+        match route_limit(method, path) {
+            Some(limit) if general.allowed => self.hit(limit, ip, now),
+            Some(limit) => {
+                // The general limit refused: report the route's own limit.
+                let own = self.hit(limit, ip, now);
+                Decision {
+                    allowed: false,
+                    ..own
+                }
+            }
+            None => general,
+        }
+    }
+
+    /// Forgets windows that have closed, so the map does not grow without bound
+    /// (one window per address and per user); at most once a minute of the clock.
     pub fn prune(&mut self, now: DateTime<Utc>) {
+        if self
+            .pruned_at
+            .is_some_and(|at| now < at + Duration::seconds(60))
+        {
+            return;
+        }
+        self.pruned_at = Some(now);
         self.windows.retain(|(name, _), w| {
             let secs = [GENERAL, MAGIC_LINK, FILES, INVOICE_DOCUMENTS, TOPUP]
                 .iter()

@@ -31,14 +31,38 @@ pub const EVENT_FILTERS: [&str; 4] = [
     "*",
 ];
 
-/// Unknown names in `eventTypes`, if any (`generation.succeeded` is one of them:
-/// the contract's design accepts only the documented names).
-pub fn unknown_event_types(filters: &[String]) -> Vec<&str> {
-    filters
+/// Why an endpoint cannot be added or changed as asked (the validation table of
+/// `POST /v1/webhook-endpoints`; the address rules are in `address.rs`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EndpointRefusal {
+    /// The account already has the most endpoints allowed.
+    #[error("Maximum {MAX_ENDPOINTS} webhook endpoints allowed")]
+    TooMany,
+    /// Names `eventTypes` does not accept (`generation.succeeded` among them: the
+    /// contract's design accepts only the documented names), with their positions.
+    #[error(
+        "Unknown event type {}; allowed values: {}",
+        .0.iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>().join(", "),
+        EVENT_FILTERS.join(", ")
+    )]
+    UnknownEvents(Vec<(usize, serde_json::Value)>),
+}
+
+/// The names of an `eventTypes` list, or the entries it does not accept.
+pub fn event_types(list: &[serde_json::Value]) -> Result<Vec<String>, EndpointRefusal> {
+    let unknown: Vec<(usize, serde_json::Value)> = list
         .iter()
-        .map(String::as_str)
-        .filter(|f| !EVENT_FILTERS.contains(f))
-        .collect()
+        .enumerate()
+        .filter(|(_, v)| v.as_str().is_none_or(|name| !EVENT_FILTERS.contains(&name)))
+        .map(|(i, v)| (i, v.clone()))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(EndpointRefusal::UnknownEvents(unknown));
+    }
+    Ok(list
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -267,11 +291,23 @@ mod tests {
 
     #[test]
     fn unknown_event_names_are_reported_and_succeeded_is_not_accepted() {
-        let given = vec![
-            "generation.completed".to_owned(),
-            "generation.succeeded".to_owned(),
+        let given = [
+            serde_json::json!("generation.completed"),
+            serde_json::json!("generation.succeeded"),
+            serde_json::json!(7),
         ];
-        assert_eq!(unknown_event_types(&given), ["generation.succeeded"]);
+        let refused = event_types(&given).unwrap_err();
+        assert_eq!(
+            refused,
+            EndpointRefusal::UnknownEvents(vec![
+                (1, serde_json::json!("generation.succeeded")),
+                (2, serde_json::json!(7))
+            ])
+        );
+        assert!(refused.to_string().starts_with(
+            "Unknown event type \"generation.succeeded\", 7; allowed values: generation.completed"
+        ));
+        assert_eq!(event_types(&given[..1]).unwrap(), ["generation.completed"]);
     }
 
     #[test]

@@ -9,16 +9,15 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Duration;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{AuthUser, Query, json_body, query_error, time_param, timestamp};
+use super::{AuthUser, Query, json_body, query_error, time_param};
 use crate::domain::catalog::MediaType;
-use crate::domain::generation::Status;
 use crate::domain::ledger::Charge;
 use crate::domain::money::Kopecks;
-use crate::domain::webhook::MAX_ENDPOINTS;
 use crate::error::{ApiError, Result};
-use crate::state::{AppState, MAX_ACTIVE_GENERATIONS, OutboxMessage};
+use crate::state::AppState;
+use crate::wire::{account as view, timestamp};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -29,42 +28,14 @@ pub fn router() -> Router<AppState> {
 
 async fn get_account(State(state): State<AppState>, user: AuthUser) -> Result<Json<Value>> {
     let store = state.store();
-    let owner = store.users.get(&user.user_id).ok_or_else(|| {
+    let owner = store.user(user.user_id).ok_or_else(|| {
         ApiError::Internal(anyhow::anyhow!(
             "authenticated user {} has no record",
             user.user_id
         ))
     })?;
-    let account = store.ledger.account(user.user_id).unwrap_or_default();
-    Ok(Json(json!({
-        "id": owner.id,
-        "email": owner.email,
-        "name": null,
-        "balanceRub": account.available,
-        "reservedRub": account.reserved,
-        "limits": {
-            "concurrentGenerations": MAX_ACTIVE_GENERATIONS,
-            "webhookEndpoints": MAX_ENDPOINTS,
-            "requestsPerMinute": crate::domain::rate_limit::GENERAL.max,
-        },
-        "createdAt": timestamp(owner.created_at),
-    })))
-}
-
-fn counts(statuses: impl Iterator<Item = Status>) -> Value {
-    let mut map = Map::new();
-    for status in Status::ALL {
-        map.insert(
-            json!(status).as_str().unwrap_or_default().to_owned(),
-            json!(0),
-        );
-    }
-    for status in statuses {
-        let key = json!(status).as_str().unwrap_or_default().to_owned();
-        let n = map.get(&key).and_then(Value::as_u64).unwrap_or(0);
-        map.insert(key, json!(n + 1));
-    }
-    Value::Object(map)
+    let balance = store.account(user.user_id).unwrap_or_default();
+    Ok(Json(view::account(owner, &balance)))
 }
 
 /// Generations created in `[from, to]` (default: the last 30 days), counted by
@@ -86,21 +57,15 @@ async fn get_summary(
         ));
     }
     let store = state.store();
-    let ids = store
-        .users
-        .get(&user.user_id)
-        .map(|u| u.generations.as_slice())
-        .unwrap_or_default();
-    let in_range: Vec<_> = ids
-        .iter()
-        .filter_map(|id| store.generations.get(id))
+    let in_range: Vec<_> = store
+        .generations_of(user.user_id)
         .filter(|g| g.created_at >= from && g.created_at <= to)
         .collect();
     let spent = |kind: Option<MediaType>| -> Kopecks {
         in_range
             .iter()
             .filter(|g| kind.is_none_or(|k| g.media_type == k))
-            .filter_map(|g| match store.ledger.charge(g.id) {
+            .filter_map(|g| match store.charge(g.id) {
                 Some(Charge::Kept(cost)) => Some(cost),
                 _ => None,
             })
@@ -114,7 +79,7 @@ async fn get_summary(
                 "mediaType": kind,
                 "generations": of_kind.len(),
                 "spentRub": spent(Some(kind)),
-                "byStatus": counts(of_kind.iter().map(|g| g.status)),
+                "byStatus": view::status_counts(of_kind.iter().map(|g| g.status)),
             })
         })
         .collect();
@@ -123,7 +88,7 @@ async fn get_summary(
         "to": timestamp(to),
         "spentRub": spent(None),
         "generations": in_range.len(),
-        "byStatus": counts(in_range.iter().map(|g| g.status)),
+        "byStatus": view::status_counts(in_range.iter().map(|g| g.status)),
         "byMediaType": by_media_type,
     })))
 }
@@ -142,22 +107,10 @@ async fn request_magic_link(
         .unwrap_or_default()
         .trim()
         .to_lowercase();
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let link = format!("{}/auth/magic-link/{token}", state.base_url());
     let now = state.now();
-    let mut store = state.store();
-    if store
-        .users
-        .values()
-        .any(|u| u.email.to_lowercase() == email)
-    {
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let link = format!("{}/auth/magic-link/{token}", state.base_url());
-        store.outbox.push(OutboxMessage {
-            to: email,
-            subject: "Your sign-in link".into(),
-            link,
-            sent_at: now,
-        });
-    }
+    state.store().send_magic_link(&email, link, now);
     Ok((
         StatusCode::ACCEPTED,
         Json(

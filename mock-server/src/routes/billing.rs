@@ -13,19 +13,17 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{
-    AuthUser, Path, Query, json_body, page, query_error, time_param, timestamp, uuid_param,
-};
+use super::{AuthUser, Path, Query, json_body, page, query_error, time_param, uuid_param};
 use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::billing::{self, Invoice, InvoiceStatus, Topup};
-use crate::domain::ledger::{Charge, EntryKind};
+use crate::domain::billing::{BillingRefusal, DAILY_TOPUP_CAP, Invoice, InvoiceStatus};
+use crate::domain::ledger::EntryKind;
 use crate::domain::money::Kopecks;
-use crate::domain::rate_limit::TOPUP;
 use crate::domain::requisites::{self, Requisites};
 use crate::error::{ApiError, Result};
 use crate::render::pdf::{self, InvoiceDoc, Line};
 use crate::state::AppState;
+use crate::wire::billing as view;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -45,17 +43,8 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn get_balance(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
-    let account = state
-        .store()
-        .ledger
-        .account(user.user_id)
-        .unwrap_or_default();
-    Json(json!({
-        "availableRub": account.available,
-        "reservedRub": account.reserved,
-        "currency": "RUB",
-        "updatedAt": timestamp(state.now()),
-    }))
+    let account = state.store().account(user.user_id).unwrap_or_default();
+    Json(view::balance(&account, state.now()))
 }
 
 /// Top-ups, adjustments and generation charges, newest first. A refund is never
@@ -81,47 +70,13 @@ async fn list_billing_history(
         }
     };
     let (from, to) = (time_param(&query, "from")?, time_param(&query, "to")?);
-    let store = state.store();
-    let entries: Vec<_> = store.ledger.entries(user.user_id).collect();
-    let refunded_at: HashMap<uuid::Uuid, DateTime<Utc>> = entries
+    let rows: Vec<Value> = state
+        .store()
+        .history(user.user_id)
         .iter()
-        .filter(|e| e.kind == EntryKind::GenerationRefund)
-        .filter_map(|e| e.generation_id.map(|g| (g, e.at)))
-        .collect();
-    let rows: Vec<Value> = entries
-        .iter()
-        .rev()
-        .filter(|e| e.kind != EntryKind::GenerationRefund)
-        .filter(|e| kind.is_none_or(|k| e.kind == k))
-        .filter(|e| from.is_none_or(|f| e.at >= f) && to.is_none_or(|t| e.at < t))
-        .map(|e| {
-            let charge = e.generation_id.and_then(|g| store.ledger.charge(g));
-            let (status, net) = match (e.kind, charge) {
-                (EntryKind::GenerationCharge, Some(Charge::Reserved(_))) => ("RESERVED", e.amount),
-                (EntryKind::GenerationCharge, Some(Charge::Refunded(_))) => ("REFUNDED", Kopecks::ZERO),
-                (EntryKind::GenerationCharge, _) => ("CHARGED", e.amount),
-                _ => ("COMPLETED", e.amount),
-            };
-            let description = match e.kind {
-                EntryKind::Topup => "Balance top-up".to_owned(),
-                EntryKind::Adjustment => "Balance adjustment".to_owned(),
-                _ => e
-                    .generation_id
-                    .and_then(|g| store.generations.get(&g))
-                    .map_or_else(|| "Generation".to_owned(), |g| format!("Generation with {}", g.model_slug)),
-            };
-            json!({
-                "id": e.id.to_string(),
-                "type": e.kind,
-                "amountRub": e.amount,
-                "netAmountRub": net,
-                "status": status,
-                "generationId": e.generation_id,
-                "description": description,
-                "createdAt": timestamp(e.at),
-                "refundedAt": e.generation_id.and_then(|g| refunded_at.get(&g)).map(|t| timestamp(*t)),
-            })
-        })
+        .filter(|row| kind.is_none_or(|k| row.entry.kind == k))
+        .filter(|row| from.is_none_or(|f| row.entry.at >= f) && to.is_none_or(|t| row.entry.at < t))
+        .map(view::history_row)
         .collect();
     page(
         &query,
@@ -132,18 +87,12 @@ async fn list_billing_history(
     .map(Json)
 }
 
-fn requisites_view(r: &Requisites, updated_at: DateTime<Utc>) -> Value {
-    let mut value = json!(r);
-    value["updatedAt"] = json!(timestamp(updated_at));
-    value
-}
-
 async fn get_requisites(State(state): State<AppState>, user: AuthUser) -> Result<Json<Value>> {
     let store = state.store();
-    let (r, at) = store.requisites.get(&user.user_id).ok_or_else(|| {
+    let (r, at) = store.requisites(user.user_id).ok_or_else(|| {
         ApiError::not_found("No requisites are set; set them with PUT /v1/billing/requisites")
     })?;
-    Ok(Json(requisites_view(r, *at)))
+    Ok(Json(view::requisites(r, *at)))
 }
 
 async fn set_requisites(
@@ -168,32 +117,8 @@ async fn set_requisites(
     let now = state.now();
     state
         .store()
-        .requisites
-        .insert(user.user_id, (given.clone(), now));
-    Ok(Json(requisites_view(&given, now)))
-}
-
-fn invoice_view(state: &AppState, invoice: &Invoice) -> Value {
-    let base = format!("{}/v1/billing/invoices/{}", state.base_url(), invoice.id);
-    json!({
-        "id": invoice.id,
-        "number": invoice.number,
-        "amountRub": invoice.amount,
-        "vatRub": invoice.vat,
-        "status": invoice.status,
-        "lines": invoice.lines.iter().map(|l| json!({
-            "description": l.description,
-            "quantity": l.quantity,
-            "unit": l.unit,
-            "unitPriceRub": l.unit_price,
-            "amountRub": l.amount,
-        })).collect::<Vec<_>>(),
-        "issuedAt": timestamp(invoice.issued_at),
-        "paidAt": invoice.paid_at.map(timestamp),
-        "dueAt": timestamp(invoice.due_at),
-        "pdfUrl": format!("{base}/pdf"),
-        "actUrl": (invoice.status == InvoiceStatus::Paid).then(|| format!("{base}/act")),
-    })
+        .set_requisites(user.user_id, given.clone(), now);
+    Ok(Json(view::requisites(&given, now)))
 }
 
 async fn list_invoices(
@@ -202,17 +127,11 @@ async fn list_invoices(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
     let store = state.store();
-    let own: Vec<&Invoice> = store
-        .invoices
-        .iter()
-        .rev()
-        .filter(|i| i.user_id == user.user_id)
-        .collect();
     page(
         &query,
-        &own,
+        &store.invoices_of(user.user_id),
         |i| i.id.to_string(),
-        |i| invoice_view(&state, i),
+        |i| view::invoice(state.base_url(), i),
     )
     .map(Json)
 }
@@ -226,23 +145,37 @@ async fn create_invoice(
     let body = json_body(&state, &headers, body, "CreateInvoiceRequest")?;
     let amount = whole_kopecks(&body, "amountRub")?;
     let now = state.now();
-    let mut store = state.store();
-    if !store.requisites.contains_key(&user.user_id) {
-        return Err(ApiError::validation(
-            "Set the requisites of the legal entity first (PUT /v1/billing/requisites)",
+    let invoice = state
+        .store()
+        .create_invoice(user.user_id, amount, now)
+        .map_err(refused)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(view::invoice(state.base_url(), &invoice)),
+    ))
+}
+
+/// A billing rule refused: the envelope of its code.
+fn refused(refusal: BillingRefusal) -> ApiError {
+    match refusal {
+        BillingRefusal::TooManyTopups(window) => ApiError::RateLimited {
+            message: refusal.to_string(),
+            retry_after: Some(window.retry_after()),
+        },
+        BillingRefusal::DailyCapExceeded => ApiError::DailyCapExceeded {
+            message: refusal.to_string(),
+            limit: DAILY_TOPUP_CAP,
+        },
+        BillingRefusal::NoRequisites => ApiError::validation(
+            refusal.to_string(),
             vec![FieldError {
                 path: "/requisites".into(),
                 keyword: "required".into(),
                 message: "must have requisites".into(),
                 params: json!({"missingProperty": "requisites"}),
             }],
-        ));
+        ),
     }
-    let seq = store.invoices.len() as u64 + 1;
-    let invoice = Invoice::for_topup(user.user_id, amount, seq, now);
-    let answer = invoice_view(&state, &invoice);
-    store.invoices.push(invoice);
-    Ok((StatusCode::CREATED, Json(answer)))
 }
 
 /// A rouble amount with at most two decimals, in kopecks; 400 otherwise.
@@ -265,19 +198,10 @@ fn whole_kopecks(body: &Value, name: &str) -> Result<Kopecks> {
 
 fn own_invoice(state: &AppState, user_id: UserId, id: &str) -> Result<(Invoice, Requisites)> {
     let id = uuid_param(id, "id")?;
-    let store = state.store();
-    let invoice = store
-        .invoices
-        .iter()
-        .find(|i| i.id == id && i.user_id == user_id)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?;
-    let (buyer, _) = store
-        .requisites
-        .get(&user_id)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} has no requisites")))?;
-    Ok((invoice, buyer))
+    state
+        .store()
+        .own_invoice(user_id, id)
+        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))
 }
 
 fn pdf(bytes: Vec<u8>, filename: &str) -> Response {
@@ -355,22 +279,11 @@ async fn create_topup(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Response> {
     let now = state.now();
-    let decision = state
-        .store()
-        .rate
-        .hit(TOPUP, &user.user_id.to_string(), now);
-    let result = if decision.allowed || !state.config().rate_limits {
+    let window = state.store().count_topup(user.user_id, now);
+    let result = if window.allowed || !state.config().rate_limits {
         topup(&state, user.user_id, &headers, body, now)
     } else {
-        Err(ApiError::RateLimited {
-            message: format!(
-                "At most {} top-ups per {} seconds; retry after {} s",
-                TOPUP.max,
-                TOPUP.window_secs,
-                decision.reset_secs.max(1)
-            ),
-            retry_after: Some(decision.reset_secs.max(1)),
-        })
+        Err(refused(BillingRefusal::TooManyTopups(window)))
     };
     let mut response = match result {
         Ok(value) => (StatusCode::CREATED, Json(value)).into_response(),
@@ -378,12 +291,9 @@ async fn create_topup(
     };
     // This route reports its own, per-user limit rather than the general one.
     let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
-    headers.insert(
-        "x-ratelimit-remaining",
-        HeaderValue::from(decision.remaining),
-    );
-    headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
+    headers.insert("x-ratelimit-reset", HeaderValue::from(window.reset_secs));
     Ok(response)
 }
 
@@ -396,29 +306,9 @@ fn topup(
 ) -> Result<Value> {
     let body = json_body(state, headers, body, "TopupRequest")?;
     let amount = whole_kopecks(&body, "amountRub")?;
-    let mut store = state.store();
-    if !billing::within_daily_cap(&store.topups, user_id, amount, now) {
-        return Err(ApiError::DailyCapExceeded {
-            limit: billing::DAILY_TOPUP_CAP,
-        });
-    }
-    let record = Topup {
-        id: uuid::Uuid::new_v4(),
-        user_id,
-        amount,
-        at: now,
-    };
-    store
-        .ledger
+    let record = state
+        .store()
         .top_up(user_id, amount, now)
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("top-up of a known user failed: {e}")))?;
-    let answer = json!({
-        "id": record.id,
-        "amountRub": amount,
-        "status": "SUCCEEDED",
-        "paymentUrl": null,
-        "createdAt": timestamp(now),
-    });
-    store.topups.push(record);
-    Ok(answer)
+        .map_err(refused)?;
+    Ok(view::topup(&record))
 }

@@ -11,12 +11,14 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{AuthUser, Path, Query, json_body, timestamp, uuid_param};
+use super::{AuthUser, Path, Query, json_body, uuid_param};
 use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::file::{self, FileStatus, StoredFile};
+use crate::domain::file::{self, StoredFile, UploadRefusal};
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
+use crate::store::UploadError;
+use crate::wire::files as view;
 
 /// The API routes, behind the service middleware.
 pub fn router() -> Router<AppState> {
@@ -33,23 +35,6 @@ pub fn storage_router() -> Router<AppState> {
         .method_not_allowed_fallback(super::method_not_allowed)
 }
 
-fn file_url(state: &AppState, file: &StoredFile) -> String {
-    format!("{}/uploads/{}", state.base_url(), file.id)
-}
-
-fn view(state: &AppState, file: &StoredFile) -> Value {
-    json!({
-        "id": file.id,
-        "filename": file.filename,
-        "contentType": file.content_type,
-        "sizeBytes": file.size_bytes,
-        "status": file.status,
-        "url": file_url(state, file),
-        "createdAt": timestamp(file.created_at),
-        "uploadedAt": file.uploaded_at.map(timestamp),
-    })
-}
-
 async fn create_file_upload(
     State(state): State<AppState>,
     user: AuthUser,
@@ -59,14 +44,10 @@ async fn create_file_upload(
     let body = json_body(&state, &headers, body, "FileUploadRequest")?;
     let content_type = body["contentType"].as_str().unwrap_or_default().to_owned();
     let size = body["sizeBytes"].as_u64().unwrap_or(0);
-    let max = file::max_size(&content_type).ok_or_else(|| {
-        ApiError::validation(format!("Unsupported file type {content_type}"), Vec::new())
-    })?;
-    if size > max {
-        return Err(ApiError::Validation {
-            message: format!(
-                "File too large: {size} bytes; {content_type} files may have at most {max} bytes"
-            ),
+    let max = file::check_upload(&content_type, size).map_err(|refusal| match refusal {
+        UploadRefusal::Unsupported(_) => ApiError::validation(refusal.to_string(), Vec::new()),
+        UploadRefusal::TooLarge { max, .. } => ApiError::Validation {
+            message: refusal.to_string(),
             fields: vec![FieldError {
                 path: "/sizeBytes".into(),
                 keyword: "maximum".into(),
@@ -74,28 +55,18 @@ async fn create_file_upload(
                 params: json!({"comparison": "<=", "limit": max}),
             }],
             details: Some(json!({"maxSizeBytes": max})),
-        });
-    }
+        },
+    })?;
     let filename = body["filename"].as_str().unwrap_or_default().to_owned();
-    let stored = StoredFile::new(
-        user.user_id,
-        filename,
-        content_type.clone(),
-        size,
-        state.now(),
-    );
+    let stored = StoredFile::new(user.user_id, filename, content_type, size, state.now());
     let expires = stored.upload_expires_at.timestamp();
     let signature = file::upload_signature(state.upload_key(), stored.id, expires);
-    let answer = json!({
-        "fileId": stored.id,
-        "uploadUrl": format!("{}?expires={expires}&signature={signature}", file_url(&state, &stored)),
-        "uploadMethod": "PUT",
-        "uploadHeaders": {"Content-Type": content_type},
-        "expiresAt": timestamp(stored.upload_expires_at),
-        "fileUrl": file_url(&state, &stored),
-        "maxSizeBytes": max,
-    });
-    state.store().files.insert(stored.id, stored);
+    let upload_url = format!(
+        "{}?expires={expires}&signature={signature}",
+        view::file_url(state.base_url(), &stored)
+    );
+    let answer = view::upload(state.base_url(), &stored, upload_url, max);
+    state.store().add_file(stored);
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
@@ -103,11 +74,13 @@ fn own_file(state: &AppState, user_id: UserId, id: &str) -> Result<StoredFile> {
     let id = uuid_param(id, "id")?;
     state
         .store()
-        .files
-        .get(&id)
-        .filter(|f| f.user_id == user_id)
+        .own_file(user_id, id)
         .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("File {id} not found")))
+        .ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: uuid::Uuid) -> ApiError {
+    ApiError::not_found(format!("File {id} not found"))
 }
 
 async fn get_file(
@@ -115,7 +88,7 @@ async fn get_file(
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
-    own_file(&state, user.user_id, &id).map(|f| Json(view(&state, &f)))
+    own_file(&state, user.user_id, &id).map(|f| Json(view::file(state.base_url(), &f)))
 }
 
 async fn delete_file(
@@ -123,9 +96,12 @@ async fn delete_file(
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
-    let file = own_file(&state, user.user_id, &id)?;
-    state.store().files.remove(&file.id);
-    Ok(StatusCode::NO_CONTENT)
+    let id = uuid_param(&id, "id")?;
+    if state.store().delete_file(user.user_id, id) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(id))
+    }
 }
 
 #[derive(Deserialize)]
@@ -176,39 +152,22 @@ async fn upload(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let now = state.now();
-    let mut store = state.store();
-    let Some(stored) = store.files.get_mut(&id) else {
-        return ApiError::not_found("The file was deleted").into_response();
-    };
-    if given_type != stored.content_type {
-        return ApiError::validation(
-            format!("Content-Type must be {} as declared", stored.content_type),
-            Vec::new(),
-        )
-        .into_response();
+    let received = state
+        .store()
+        .receive_upload(id, given_type, bytes.to_vec(), now);
+    match received {
+        Ok(()) => StatusCode::OK.into_response(),
+        Err(UploadError::Deleted) => {
+            ApiError::not_found(UploadError::Deleted.to_string()).into_response()
+        }
+        Err(refused) => ApiError::validation(refused.to_string(), Vec::new()).into_response(),
     }
-    if bytes.len() as u64 > stored.size_bytes {
-        return ApiError::validation(
-            format!(
-                "The upload has {} bytes; {} were declared",
-                bytes.len(),
-                stored.size_bytes
-            ),
-            Vec::new(),
-        )
-        .into_response();
-    }
-    stored.bytes = bytes.to_vec();
-    stored.status = FileStatus::Uploaded;
-    stored.uploaded_at = Some(now);
-    StatusCode::OK.into_response()
 }
 
 async fn download(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     let file = uuid::Uuid::parse_str(&id)
         .ok()
-        .and_then(|id| state.store().files.get(&id).cloned())
-        .filter(|f| f.status == FileStatus::Uploaded);
+        .and_then(|id| state.store().uploaded_file(id).cloned());
     match file {
         Some(file) => ([(header::CONTENT_TYPE, file.content_type)], file.bytes).into_response(),
         None => ApiError::not_found("No such file").into_response(),

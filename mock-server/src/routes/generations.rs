@@ -6,18 +6,20 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{AuthUser, Path, Query, json_body, query_error, timestamp, uuid_param};
+use super::{AuthUser, Path, Query, json_body, query_error, uuid_param};
+use crate::clock::seconds;
 use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
-use crate::domain::catalog::{MediaType, PublicStatus};
-use crate::domain::generation::{FailureCode, Generation, Status};
-use crate::domain::idempotency::Begin;
+use crate::domain::catalog::{ModelState, PRICING_MISSING};
+use crate::domain::generation::{CreateRefusal, Generation, Status};
+use crate::domain::idempotency::{self, Begin};
 use crate::domain::money::Kopecks;
 use crate::error::{ApiError, Result};
-use crate::state::{AppState, CreateRefusal, CreateRequest, ModelState, seconds};
+use crate::state::AppState;
+use crate::store::CreateRequest;
+use crate::wire::generation::{self as view, GenerationView};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -28,53 +30,6 @@ pub fn router() -> Router<AppState> {
         .route("/v1/generations/estimate", post(estimate_generation))
         .route("/v1/generations/{id}", get(get_generation))
         .route("/v1/generations/{id}/cancel", post(cancel_generation))
-}
-
-/// The generation object of the contract.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GenerationView {
-    id: uuid::Uuid,
-    status: Status,
-    model_slug: String,
-    media_type: MediaType,
-    prompt: String,
-    params: Map<String, Value>,
-    cost_rub: Kopecks,
-    output_urls: Vec<String>,
-    error_code: Option<FailureCode>,
-    error_message: Option<&'static str>,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-}
-
-impl GenerationView {
-    pub fn new(generation: &Generation, base_url: &str) -> Self {
-        Self {
-            id: generation.id,
-            status: generation.status,
-            model_slug: generation.model_slug.clone(),
-            media_type: generation.media_type,
-            prompt: generation.prompt.clone(),
-            params: generation.params.clone(),
-            cost_rub: generation.cost,
-            output_urls: super::outputs::output_urls(base_url, generation),
-            error_code: generation.error_code,
-            error_message: generation.error_code.map(FailureCode::message),
-            created_at: timestamp(generation.created_at),
-            started_at: generation.started_at.map(timestamp),
-            finished_at: generation.finished_at.map(timestamp),
-        }
-    }
-}
-
-/// Rule 1: exactly `{id, status, costRub}`.
-fn created(generation: &Generation) -> (StatusCode, Json<Value>) {
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({"id": generation.id, "status": generation.status, "costRub": generation.cost})),
-    )
 }
 
 /// Validates a create or estimate body and prices it: schema (rule 3), the
@@ -96,22 +51,14 @@ fn prepare(
             ))
         })?
         .clone();
-    let model_state = match (state.store().model_state(slug), model.status) {
-        (ModelState::Available, PublicStatus::Disabled) => ModelState::Disabled,
-        (ModelState::Available, PublicStatus::Withdrawn) => ModelState::Withdrawn,
-        (s, _) => s,
-    };
-    match model_state {
+    match state.store().model_state(slug).in_force(&model) {
         ModelState::Available => {}
         ModelState::Disabled => return Err(ApiError::ModelNotAvailable(model.slug)),
         ModelState::Withdrawn => return Err(ApiError::ModelUnavailable(model.slug)),
         ModelState::CircuitOpen => return Err(ApiError::UpstreamCircuitOpen(model.slug)),
         ModelState::MarginGuard => return Err(ApiError::MarginGuard(model.slug)),
         ModelState::PricingMissing => {
-            return Err(ApiError::validation(
-                "Model pricing not configured",
-                Vec::new(),
-            ));
+            return Err(ApiError::validation(PRICING_MISSING, Vec::new()));
         }
     }
     let params = value["params"].as_object().cloned().unwrap_or_default();
@@ -132,23 +79,31 @@ fn prepare(
     })
 }
 
-/// A header value usable as an `Idempotency-Key`: 1 to 255 visible characters.
+/// The `Idempotency-Key` header, when it is usable as one.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };
-    let text = value.to_str().ok().filter(|t| (1..=255).contains(&t.len()));
+    let text = value.to_str().ok().filter(|t| idempotency::valid_key(t));
     text.map(|t| Some(t.to_owned())).ok_or_else(|| {
         ApiError::validation(
-            "Idempotency-Key must be 1 to 255 visible ASCII characters",
+            idempotency::BAD_KEY,
             vec![FieldError {
                 path: "/headers/Idempotency-Key".into(),
                 keyword: "maxLength".into(),
-                message: "must NOT have more than 255 characters".into(),
-                params: json!({"limit": 255}),
+                message: format!(
+                    "must NOT have more than {} characters",
+                    idempotency::MAX_KEY_LEN
+                ),
+                params: json!({"limit": idempotency::MAX_KEY_LEN}),
             }],
         )
     })
+}
+
+/// Rule 1: 202 with exactly `{id, status, costRub}`.
+fn accepted(generation: &Generation) -> (StatusCode, Json<Value>) {
+    (StatusCode::ACCEPTED, Json(view::created(generation)))
 }
 
 async fn create_generation(
@@ -158,41 +113,39 @@ async fn create_generation(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>)> {
     let Some(key) = idempotency_key(&headers)? else {
-        return create_now(&state, user.user_id, &headers, body).map(|g| created(&g));
+        return create_now(&state, user.user_id, &headers, body).map(|g| accepted(&g));
     };
     // Rule 7 comes first: a repeated key answers with the existing generation,
     // whatever the body says.
     let arrived = state.now();
-    let begin = state.store().idempotency.begin(user.user_id, &key, arrived);
+    let begin = state
+        .store()
+        .begin_keyed_create(user.user_id, &key, arrived);
     match begin {
         Begin::Existing(id) => {
             let store = state.store();
-            let generation = store.generations.get(&id).ok_or_else(|| {
+            let generation = store.generation(id).ok_or_else(|| {
                 ApiError::Internal(anyhow::anyhow!(
                     "idempotency key points at a missing generation {id}"
                 ))
             })?;
-            Ok(created(generation))
+            Ok(accepted(generation))
         }
         Begin::InFlight => Err(ApiError::Conflict(
             "A request with this Idempotency-Key is still being executed; retry shortly".into(),
         )),
         Begin::Fresh => {
-            let latency = state.store().create_latency_secs;
+            let latency = state.store().create_latency_secs();
             if latency > 0.0 {
                 state.clock().sleep_until(arrived + seconds(latency)).await;
             }
             let result = create_now(&state, user.user_id, &headers, body);
-            let mut store = state.store();
-            match &result {
-                Ok(generation) => {
-                    store
-                        .idempotency
-                        .finish(user.user_id, &key, generation.id, state.now())
-                }
-                Err(_) => store.idempotency.release(user.user_id, &key),
-            }
-            result.map(|g| created(&g))
+            let made = result.as_ref().ok().map(|g| g.id);
+            let now = state.now();
+            state
+                .store()
+                .end_keyed_create(user.user_id, &key, made, now);
+            result.map(|g| accepted(&g))
         }
     }
 }
@@ -204,24 +157,29 @@ fn create_now(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Generation> {
     let request = prepare(state, headers, body, "CreateGenerationRequest")?;
-    let slug = request.model.slug.clone();
     let generation = state
         .store()
         .create_generation(user_id, request, state.now(), state.config().queue_seconds)
         .map_err(|refusal| match refusal {
+            // Rule 5: no retry-after, since only a task ending frees a slot.
             CreateRefusal::TooManyActive => ApiError::RateLimited {
-                message: "Maximum 5 concurrent generations allowed".into(),
+                message: refusal.to_string(),
                 retry_after: None,
             },
             CreateRefusal::Insufficient {
                 required,
                 available,
             } => ApiError::InsufficientBalance {
+                message: refusal.to_string(),
                 required,
                 available,
             },
-            CreateRefusal::ModerationBlocked { streak } => ApiError::ModerationRepeatBlocked {
-                model_slug: slug,
+            CreateRefusal::ModerationBlocked {
+                ref model_slug,
+                streak,
+            } => ApiError::ModerationRepeatBlocked {
+                message: refusal.to_string(),
+                model_slug: model_slug.clone(),
                 streak,
             },
         })?;
@@ -238,17 +196,13 @@ async fn estimate_generation(
     let request = prepare(&state, &headers, body, "EstimateRequest")?;
     let available = state
         .store()
-        .ledger
         .account(user.user_id)
         .map_or(Kopecks::ZERO, |a| a.available);
-    Ok(Json(json!({
-        "modelSlug": request.model.slug,
-        "mediaType": request.model.media_type,
-        "costRub": request.cost,
-        "currency": "RUB",
-        "availableRub": available,
-        "sufficient": available >= request.cost,
-    })))
+    Ok(Json(view::estimate(
+        &request.model,
+        request.cost,
+        available,
+    )))
 }
 
 /// The caller's generation `id`; another user's is answered as missing (Authentication 6).
@@ -256,11 +210,13 @@ fn own_generation(state: &AppState, user_id: UserId, id: &str) -> Result<Generat
     let id = uuid_param(id, "id")?;
     state
         .store()
-        .generations
-        .get(&id)
-        .filter(|g| g.user_id == user_id)
+        .own_generation(user_id, id)
         .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("Generation {id} not found")))
+        .ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: uuid::Uuid) -> ApiError {
+    ApiError::not_found(format!("Generation {id} not found"))
 }
 
 async fn get_generation(
@@ -277,14 +233,16 @@ async fn cancel_generation(
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<GenerationView>> {
-    let generation = own_generation(&state, user.user_id, &id)?;
+    let id = uuid_param(&id, "id")?;
+    let now = state.now();
     let cancelled = state
         .store()
-        .cancel_generation(generation.id, state.now())
-        .ok_or_else(|| {
+        .cancel_generation(user.user_id, id, now)
+        .ok_or_else(|| not_found(id))?
+        .map_err(|running| {
             ApiError::Conflict(format!(
                 "Generation {} is {:?}; only a PENDING generation can be cancelled",
-                generation.id, generation.status
+                running.id, running.status
             ))
         })?;
     Ok(Json(GenerationView::new(&cancelled, state.base_url())))
@@ -313,21 +271,15 @@ async fn list_generations(
     let limit = super::page_limit(&query)?;
     let model_slug = query.get("modelSlug");
     let store = state.store();
-    let ids = store
-        .users
-        .get(&user.user_id)
-        .map(|u| u.generations.as_slice())
-        .unwrap_or_default();
-    let mut newest_first = ids.iter().rev().peekable();
+    let mut newest_first = store.generations_of(user.user_id).peekable();
     if let Some(cursor) = query.get("cursor") {
         let after = uuid::Uuid::parse_str(cursor)
             .ok()
-            .filter(|c| ids.contains(c))
+            .filter(|c| store.own_generation(user.user_id, *c).is_some())
             .ok_or_else(super::bad_cursor)?;
-        newest_first.by_ref().find(|id| **id == after);
+        newest_first.by_ref().find(|g| g.id == after);
     }
     let mut matching = newest_first
-        .filter_map(|id| store.generations.get(id))
         .filter(|g| status.is_none_or(|s| g.status == s))
         .filter(|g| model_slug.is_none_or(|m| &g.model_slug == m));
     let page: Vec<_> = matching.by_ref().take(limit).collect();

@@ -7,9 +7,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use super::timestamp;
-use crate::domain::catalog::PublicStatus;
-use crate::state::{AppState, ModelState};
+use crate::state::AppState;
+use crate::wire::timestamp;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -34,11 +33,7 @@ async fn list_catalog(State(state): State<AppState>) -> Json<Value> {
         .models
         .iter()
         .map(|model| {
-            let status = match store.model_state(&model.slug) {
-                ModelState::Disabled => PublicStatus::Disabled,
-                ModelState::Withdrawn => PublicStatus::Withdrawn,
-                _ => model.status,
-            };
+            let status = store.model_state(&model.slug).public_status(model);
             let mut value = json!(model);
             value["status"] = json!(status);
             value

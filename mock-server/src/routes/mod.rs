@@ -12,15 +12,15 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::auth::{self, Scope};
-use crate::domain::rate_limit::{self, Decision};
 use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
-use crate::state::{AppState, LoggedRequest};
+use crate::state::AppState;
+use crate::store::{KeyCheck, LoggedRequest};
 
 pub mod account;
 pub mod billing;
@@ -110,14 +110,10 @@ fn authenticate(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
     let Some((public, secret)) = auth::parse(key.trim()) else {
         return refused("Malformed API key; keys look like mg_live_<public>_<secret>");
     };
-    let store = state.store();
-    match store.keys.get(public) {
-        Some(stored) if stored.matches(secret) && !stored.revoked => Some(Caller::Authenticated {
-            user_id: stored.user_id,
-            scope: stored.scope,
-        }),
-        Some(stored) if stored.matches(secret) => refused("This API key was revoked"),
-        _ => refused("Invalid API key"),
+    match state.store().check_key(public, secret) {
+        KeyCheck::Valid { user_id, scope } => Some(Caller::Authenticated { user_id, scope }),
+        KeyCheck::Revoked => refused("This API key was revoked"),
+        KeyCheck::Unknown => refused("Invalid API key"),
     }
 }
 
@@ -139,22 +135,9 @@ async fn service_middleware(
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
 
-    let decision = {
-        let mut store = state.store();
-        let general = store.rate.hit(rate_limit::GENERAL, &ip, ctx.received_at);
-        match rate_limit::route_limit(method.as_str(), &path) {
-            Some(limit) if general.allowed => store.rate.hit(limit, &ip, ctx.received_at),
-            Some(limit) => {
-                // The general limit refused: report the route's own limit, uncounted.
-                let own = store.rate.hit(limit, &ip, ctx.received_at);
-                Decision {
-                    allowed: false,
-                    ..own
-                }
-            }
-            None => general,
-        }
-    };
+    let decision = state
+        .store()
+        .admit(method.as_str(), &path, &ip, ctx.received_at);
 
     let caller = authenticate(&state, request.headers());
     let user_id = match caller {
@@ -174,12 +157,8 @@ async fn service_middleware(
         REQUEST.scope(ctx.clone(), next.run(request)).await
     } else {
         let error = ApiError::RateLimited {
-            message: format!(
-                "Rate limit of {} requests exceeded; retry after {} s",
-                decision.limit,
-                decision.reset_secs.max(1)
-            ),
-            retry_after: Some(decision.reset_secs.max(1)),
+            message: decision.refusal_message(),
+            retry_after: Some(decision.retry_after()),
         };
         REQUEST
             .scope(ctx.clone(), async { error.into_response() })
@@ -428,11 +407,6 @@ pub fn time_param(
                 })
         })
         .transpose()
-}
-
-/// Timestamps as the contract writes them: RFC 3339, milliseconds, UTC.
-pub fn timestamp(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// A path parameter that must be a UUID; 400 with the failing field otherwise.

@@ -10,35 +10,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::Path;
-use crate::domain::catalog::MediaType;
-use crate::domain::generation::{Generation, Status};
+use crate::domain::generation::Status;
 use crate::error::ApiError;
-use crate::render::media::{self, MediaKind};
+use crate::render::media;
 use crate::state::AppState;
+use crate::wire::generation::media_kind;
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/outputs/{id}/{file}", get(get_output))
         .method_not_allowed_fallback(super::method_not_allowed)
-}
-
-fn kind(media_type: MediaType) -> MediaKind {
-    match media_type {
-        MediaType::Image => MediaKind::Image,
-        MediaType::Video => MediaKind::Video,
-        MediaType::Voice | MediaType::Music => MediaKind::Audio,
-    }
-}
-
-/// The URLs of a task's result files, filled once it succeeded.
-pub fn output_urls(base_url: &str, generation: &Generation) -> Vec<String> {
-    if generation.status != Status::Succeeded {
-        return Vec::new();
-    }
-    let ext = kind(generation.media_type).extension();
-    (0..generation.outputs)
-        .map(|n| format!("{base_url}/outputs/{}/{n}.{ext}", generation.id))
-        .collect()
 }
 
 async fn get_output(
@@ -49,10 +30,10 @@ async fn get_output(
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
         return missing();
     };
-    let Some(generation) = state.store().generations.get(&id).cloned() else {
+    let Some(generation) = state.store().generation(id).cloned() else {
         return missing();
     };
-    let kind = kind(generation.media_type);
+    let kind = media_kind(generation.media_type);
     let Some(index) = file
         .strip_suffix(kind.extension())
         .and_then(|stem| stem.strip_suffix('.'))

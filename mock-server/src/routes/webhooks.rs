@@ -10,99 +10,71 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use webhook_verify::Webhook;
 
-use super::{AuthUser, Path, Query, json_body, json_value, timestamp};
+use super::{AuthUser, Path, Query, json_body, json_value};
 use crate::contract::FieldError;
-use crate::delivery::{self, payload};
+use crate::delivery;
 use crate::domain::UserId;
 use crate::domain::address;
-use crate::domain::webhook::{
-    self, DisabledReason, EVENT_FILTERS, Endpoint, MAX_ENDPOINTS, Message, Trigger,
-};
+use crate::domain::webhook::{self, EVENT_FILTERS, Endpoint, EndpointRefusal, Trigger};
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
+use crate::store::EndpointChange;
+use crate::wire::{events, webhooks as view};
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
             "/v1/webhook-endpoints",
-            post(create_endpoint).get(list_endpoints),
+            post(create_webhook_endpoint).get(list_webhook_endpoints),
         )
         .route(
             "/v1/webhook-endpoints/{id}",
-            get(get_endpoint)
-                .patch(update_endpoint)
-                .delete(delete_endpoint),
+            get(get_webhook_endpoint)
+                .patch(update_webhook_endpoint)
+                .delete(delete_webhook_endpoint),
         )
         .route(
             "/v1/webhook-endpoints/{id}/rotate-secret",
-            post(rotate_secret),
+            post(rotate_webhook_endpoint_secret),
         )
-        .route("/v1/webhook-endpoints/{id}/test", post(send_test))
+        .route("/v1/webhook-endpoints/{id}/test", post(send_test_webhook))
         .route(
             "/v1/webhook-endpoints/{id}/deliveries",
-            get(list_deliveries),
+            get(list_webhook_deliveries),
         )
         .route(
             "/v1/webhook-endpoints/{id}/deliveries/{message_id}/redeliver",
-            post(redeliver),
+            post(redeliver_webhook_message),
         )
 }
 
-/// An endpoint as lists and reads show it: never the secret.
-fn view(endpoint: &Endpoint) -> Value {
-    json!({
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "description": endpoint.description,
-        "eventTypes": endpoint.event_types,
-        "active": endpoint.active,
-        "disabledReason": endpoint.disabled_reason,
-        "failureCount": endpoint.failure_count,
-        "lastDeliveryAt": endpoint.last_delivery_at.map(timestamp),
-        "createdAt": timestamp(endpoint.created_at),
-    })
+/// An endpoint rule refused: 400 `VALIDATION_ERROR` with the document's message.
+fn refused(refusal: EndpointRefusal) -> ApiError {
+    match refusal {
+        EndpointRefusal::TooMany => ApiError::validation(refusal.to_string(), Vec::new()),
+        EndpointRefusal::UnknownEvents(ref unknown) => ApiError::Validation {
+            fields: unknown
+                .iter()
+                .map(|(i, _)| FieldError {
+                    path: format!("/eventTypes/{i}"),
+                    keyword: "enum".into(),
+                    message: "must be equal to one of the allowed values".into(),
+                    params: json!({"allowedValues": EVENT_FILTERS}),
+                })
+                .collect(),
+            message: refusal.to_string(),
+            details: Some(json!({"allowedValues": EVENT_FILTERS})),
+        },
+    }
 }
 
-/// Unknown names in `eventTypes` give 400 with the allowed values listed.
-fn check_event_types(body: &Value) -> Result<Option<Vec<String>>> {
-    let Some(list) = body.get("eventTypes").and_then(Value::as_array) else {
-        return Ok(None);
-    };
-    let names: Vec<String> = list
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect();
-    let fields: Vec<FieldError> = list
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.as_str().is_none_or(|name| !EVENT_FILTERS.contains(&name)))
-        .map(|(i, _)| FieldError {
-            path: format!("/eventTypes/{i}"),
-            keyword: "enum".into(),
-            message: "must be equal to one of the allowed values".into(),
-            params: json!({"allowedValues": EVENT_FILTERS}),
-        })
-        .collect();
-    if fields.is_empty() {
-        return Ok(Some(names));
-    }
-    let unknown: Vec<_> = list
-        .iter()
-        .filter(|v| v.as_str().is_none_or(|n| !EVENT_FILTERS.contains(&n)))
-        .collect();
-    Err(ApiError::Validation {
-        message: format!(
-            "Unknown event type {}; allowed values: {}",
-            unknown
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            EVENT_FILTERS.join(", ")
-        ),
-        fields,
-        details: Some(json!({"allowedValues": EVENT_FILTERS})),
-    })
+/// The `eventTypes` of a body, if it has them; unknown names give 400 with the
+/// allowed values listed.
+fn event_types(body: &Value) -> Result<Option<Vec<String>>> {
+    body.get("eventTypes")
+        .and_then(Value::as_array)
+        .map(|list| webhook::event_types(list).map_err(refused))
+        .transpose()
 }
 
 /// Checks a URL with the address rules; the document's messages, 400.
@@ -127,20 +99,19 @@ async fn check_url(state: &AppState, url: &str) -> Result<()> {
     })
 }
 
-async fn create_endpoint(
+async fn create_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
     headers: HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>)> {
     let raw = json_value(&state, &headers, body)?;
-    if own_count(&state, user.user_id) >= MAX_ENDPOINTS {
-        return Err(ApiError::validation(
-            "Maximum 5 webhook endpoints allowed",
-            Vec::new(),
-        ));
+    // The cap comes first, as the document's table lists it; it is counted again
+    // when the endpoint is added.
+    if state.store().endpoint_count(user.user_id) >= webhook::MAX_ENDPOINTS {
+        return Err(refused(EndpointRefusal::TooMany));
     }
-    let event_types = check_event_types(&raw)?.unwrap_or_default();
+    let event_types = event_types(&raw)?.unwrap_or_default();
     let body = super::validated(&state, raw, "CreateWebhookEndpointRequest")?;
     let url = body["url"].as_str().unwrap_or_default().to_owned();
     check_url(&state, &url).await?;
@@ -157,67 +128,43 @@ async fn create_endpoint(
         created_at: state.now(),
         secret: Webhook::generate_secret(),
     };
-    let answer = json!({"id": endpoint.id, "url": endpoint.url, "secret": endpoint.secret, "eventTypes": endpoint.event_types});
-    {
-        let mut store = state.store();
-        // Counted again under the lock: parallel creates must not pass 5 together.
-        if store
-            .endpoints
-            .values()
-            .filter(|e| e.user_id == user.user_id)
-            .count()
-            >= MAX_ENDPOINTS
-        {
-            return Err(ApiError::validation(
-                "Maximum 5 webhook endpoints allowed",
-                Vec::new(),
-            ));
-        }
-        store.endpoints.insert(endpoint.id.clone(), endpoint);
-    }
+    let answer = view::created(&endpoint);
+    state.store().add_endpoint(endpoint).map_err(refused)?;
     Ok((StatusCode::CREATED, Json(answer)))
-}
-
-fn own_count(state: &AppState, user_id: UserId) -> usize {
-    state
-        .store()
-        .endpoints
-        .values()
-        .filter(|e| e.user_id == user_id)
-        .count()
 }
 
 /// The caller's endpoint `id`; another user's is answered as missing.
 fn own_endpoint(state: &AppState, user_id: UserId, id: &str) -> Result<Endpoint> {
     state
         .store()
-        .endpoints
-        .get(id)
-        .filter(|e| e.user_id == user_id)
+        .own_endpoint(user_id, id)
         .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("Webhook endpoint {id} not found")))
+        .ok_or_else(|| not_found(id))
 }
 
-async fn list_endpoints(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("Webhook endpoint {id} not found"))
+}
+
+async fn list_webhook_endpoints(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
     let store = state.store();
-    let mut own: Vec<&Endpoint> = store
-        .endpoints
-        .values()
-        .filter(|e| e.user_id == user.user_id)
+    let data: Vec<Value> = store
+        .endpoints_of(user.user_id)
+        .into_iter()
+        .map(view::endpoint)
         .collect();
-    own.sort_by_key(|e| e.created_at);
-    Json(json!({"data": own.into_iter().map(view).collect::<Vec<_>>()}))
+    Json(json!({ "data": data }))
 }
 
-async fn get_endpoint(
+async fn get_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
-    own_endpoint(&state, user.user_id, &id).map(|e| Json(view(&e)))
+    own_endpoint(&state, user.user_id, &id).map(|e| Json(view::endpoint(&e)))
 }
 
-async fn update_endpoint(
+async fn update_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
@@ -226,73 +173,53 @@ async fn update_endpoint(
 ) -> Result<Json<Value>> {
     own_endpoint(&state, user.user_id, &id)?;
     let raw = json_value(&state, &headers, body)?;
-    let event_types = check_event_types(&raw)?;
+    let event_types = event_types(&raw)?;
     let body = super::validated(&state, raw, "UpdateWebhookEndpointRequest")?;
     let url = body["url"].as_str().map(str::to_owned);
     if let Some(url) = &url {
         check_url(&state, url).await?;
     }
-    let mut store = state.store();
-    let endpoint = store
-        .endpoints
-        .get_mut(&id)
-        .filter(|e| e.user_id == user.user_id)
-        .ok_or_else(|| ApiError::not_found(format!("Webhook endpoint {id} not found")))?;
-    if let Some(url) = url {
-        endpoint.url = url;
-    }
-    if let Some(event_types) = event_types {
-        endpoint.event_types = event_types;
-    }
-    if let Some(description) = body.get("description") {
-        endpoint.description = description.as_str().map(str::to_owned);
-    }
-    match body.get("active").and_then(Value::as_bool) {
-        Some(true) => endpoint.reactivate(),
-        Some(false) => endpoint.disable(DisabledReason::Manual),
-        None => {}
-    }
-    Ok(Json(view(endpoint)))
+    let change = EndpointChange {
+        url,
+        event_types,
+        description: body
+            .get("description")
+            .map(|d| d.as_str().map(str::to_owned)),
+        active: body.get("active").and_then(Value::as_bool),
+    };
+    let updated = state
+        .store()
+        .update_endpoint(user.user_id, &id, change)
+        .ok_or_else(|| not_found(&id))?;
+    Ok(Json(view::endpoint(&updated)))
 }
 
-async fn delete_endpoint(
+async fn delete_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
-    own_endpoint(&state, user.user_id, &id)?;
-    state.store().endpoints.remove(&id);
-    Ok(StatusCode::NO_CONTENT)
+    if state.store().remove_endpoint(user.user_id, &id) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(&id))
+    }
 }
 
-async fn rotate_secret(
+async fn rotate_webhook_endpoint_secret(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
-    own_endpoint(&state, user.user_id, &id)?;
     let secret = Webhook::generate_secret();
     let now = state.now();
-    let mut store = state.store();
-    if let Some(endpoint) = store.endpoints.get_mut(&id) {
-        // Deliveries sign when they are sent, so the old secret stops at once.
-        endpoint.secret.clone_from(&secret);
+    if !state
+        .store()
+        .rotate_secret(user.user_id, &id, secret.clone())
+    {
+        return Err(not_found(&id));
     }
-    Ok(Json(
-        json!({"id": id, "secret": secret, "rotatedAt": timestamp(now)}),
-    ))
-}
-
-fn queued(message: &Message, at: chrono::DateTime<chrono::Utc>) -> (StatusCode, Json<Value>) {
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({
-            "messageId": message.id,
-            "eventId": message.event_id,
-            "eventType": message.event_type,
-            "scheduledAt": timestamp(at),
-        })),
-    )
+    Ok(Json(view::rotated(&id, &secret, now)))
 }
 
 fn require_active(endpoint: &Endpoint) -> Result<()> {
@@ -306,7 +233,7 @@ fn require_active(endpoint: &Endpoint) -> Result<()> {
     }
 }
 
-async fn send_test(
+async fn send_test_webhook(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
@@ -327,7 +254,7 @@ async fn send_test(
     };
     let now = state.now();
     let event_id = webhook::new_event_id();
-    let body = payload::sample(event_type, state.base_url(), &event_id, now);
+    let body = events::sample(event_type, state.base_url(), &event_id, now);
     let mut store = state.store();
     let message_id = store.enqueue_message(
         &endpoint,
@@ -336,16 +263,17 @@ async fn send_test(
         serde_json::to_vec(&body).unwrap_or_default(),
         now,
     );
-    let answer = store.messages.get(&message_id).map(|m| queued(m, now));
+    let answer = store.message(message_id).map(|m| view::queued(m, now));
     drop(store);
     state.worker_notify().notify_one();
     answer
+        .map(|queued| (StatusCode::ACCEPTED, Json(queued)))
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("queued message {message_id} vanished")))
 }
 
 /// Attempts of the endpoint's messages, newest first; the cursor is the id of
 /// the last attempt of the previous page.
-async fn list_deliveries(
+async fn list_webhook_deliveries(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
@@ -354,29 +282,8 @@ async fn list_deliveries(
     own_endpoint(&state, user.user_id, &id)?;
     let store = state.store();
     let mut rows: Vec<Value> = store
-        .message_order
-        .iter()
-        .filter_map(|m| store.messages.get(m))
-        .filter(|m| m.endpoint_id == id)
-        .flat_map(|m| {
-            m.attempts.iter().map(move |a| {
-                json!({
-                    "id": a.id,
-                    "messageId": m.id,
-                    "eventId": m.event_id,
-                    "eventType": m.event_type,
-                    "attempt": a.attempt,
-                    "trigger": a.trigger,
-                    "attemptedAt": timestamp(a.attempted_at),
-                    "outcome": if a.succeeded { "succeeded" } else { "failed" },
-                    "responseStatus": a.response_status,
-                    "error": a.error,
-                    "durationMs": a.duration_ms,
-                    "responseExcerpt": a.response_excerpt,
-                    "nextAttemptAt": a.next_attempt_at.map(timestamp),
-                })
-            })
-        })
+        .messages_of(&id)
+        .flat_map(|m| m.attempts.iter().map(move |a| view::attempt(m, a)))
         .collect();
     rows.reverse();
     super::page(
@@ -388,7 +295,7 @@ async fn list_deliveries(
     .map(Json)
 }
 
-async fn redeliver(
+async fn redeliver_webhook_message(
     State(state): State<AppState>,
     user: AuthUser,
     Path((id, message_id)): Path<(String, String)>,
@@ -397,8 +304,7 @@ async fn redeliver(
     let message_id = super::uuid_param(&message_id, "messageId")?;
     let message = state
         .store()
-        .messages
-        .get(&message_id)
+        .message(message_id)
         .filter(|m| m.endpoint_id == id)
         .cloned()
         .ok_or_else(|| {
@@ -407,5 +313,5 @@ async fn redeliver(
     require_active(&endpoint)?;
     let now = state.now();
     delivery::spawn_attempt(&state, message_id, Trigger::Manual);
-    Ok(queued(&message, now))
+    Ok((StatusCode::ACCEPTED, Json(view::queued(&message, now))))
 }

@@ -102,7 +102,7 @@ async fn a_further_key_of_the_same_user_sees_the_same_generations() {
     app.create(image_request("p")).await;
     let key = app
         .mock
-        .create_key(app.user_id, mediagen_mock_server::domain::auth::Scope::Full)
+        .create_key(app.user_id, mediagen_mock_server::Scope::Full)
         .expect("the user exists");
     let listed = app
         .send(Method::GET, "/v1/generations", Some(&key), None)
@@ -110,10 +110,7 @@ async fn a_further_key_of_the_same_user_sees_the_same_generations() {
     assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(1));
     assert!(
         app.mock
-            .create_key(
-                uuid::Uuid::new_v4(),
-                mediagen_mock_server::domain::auth::Scope::Full
-            )
+            .create_key(uuid::Uuid::new_v4(), mediagen_mock_server::Scope::Full)
             .is_none()
     );
 }

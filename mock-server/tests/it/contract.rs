@@ -447,10 +447,7 @@ fn every_answer_to_requests_built_from_the_contract_conforms_to_it() {
     let read_only = seeded
         .app
         .mock
-        .create_key(
-            seeded.app.user_id,
-            mediagen_mock_server::domain::auth::Scope::ReadOnly,
-        )
+        .create_key(seeded.app.user_id, mediagen_mock_server::Scope::ReadOnly)
         .expect("the user exists");
     let ops = operations();
     let pool = Mutex::new(Pool::default());

@@ -110,7 +110,7 @@ async fn failed_task_event_arrives_after_the_refund() {
     let state = app.mock.state().clone();
     let user = app.user_id;
     receiver.probe(move |_| {
-        let account = state.store().ledger.account(user).expect("account");
+        let account = state.store().account(user).expect("account");
         json!({"available": account.available.rub(), "reserved": account.reserved.rub()})
     });
     register(&app, &receiver, json!(["generation.failed"])).await;

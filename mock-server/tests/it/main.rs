@@ -1,6 +1,9 @@
 //! Integration tests of the mock server: each rule of the service document,
 //! against a server spawned on 127.0.0.1:0 with a manual clock.
 
+// A test binary exports nothing: its helpers are for its own modules.
+#![allow(missing_docs)]
+
 mod account;
 mod auth;
 mod billing;

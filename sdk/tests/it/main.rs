@@ -2,6 +2,9 @@
 //! by the SDK's own waits through [`MockClock`]) and against wiremock for what
 //! the mock does not serve and for failures it cannot be made to produce.
 
+// A test binary exports nothing: its helpers are for its own modules.
+#![allow(missing_docs)]
+
 mod areas;
 mod batch;
 mod billing;
@@ -23,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use mediagen::{Client, Clock, RetryPolicy, Sleep};
-use mediagen_mock_server::state::LoggedRequest;
+use mediagen_mock_server::LoggedRequest;
 use mediagen_mock_server::{AppState, MockServer, NewUser};
 use tokio::sync::{Notify, oneshot};
 
@@ -74,7 +77,7 @@ impl App {
 
     /// The mock's request log, oldest first.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        self.mock.state().store().requests.iter().cloned().collect()
+        self.mock.state().store().requests().cloned().collect()
     }
 
     /// Requests the mock answered with 429.
@@ -199,7 +202,7 @@ impl MockClock {
                     .clock()
                     .advance((wake - now).as_secs_f64())
                     .expect("the mock's clock is manual");
-                self.inner.mock.run_due_jobs();
+                mediagen_mock_server::run_due_jobs(&self.inner.mock);
             }
             let now = self.elapsed().max(wake);
             let keys: Vec<_> = state

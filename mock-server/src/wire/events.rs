@@ -4,10 +4,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use super::generation::output_urls;
+use super::timestamp;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
-use crate::routes::outputs::output_urls;
-use crate::routes::timestamp;
 
 /// The event for a task that just reached a final state, if it has one
 /// (a cancelled task has none).

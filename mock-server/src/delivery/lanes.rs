@@ -1,0 +1,120 @@
+//! The HTTP side of delivery, shared by every attempt: the client, the
+//! resolver, the count of attempts under way, and the lanes that bound them per
+//! endpoint and per destination.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, Semaphore};
+
+use super::resolve::{OverrideResolver, SystemResolver};
+
+/// Attempts under way at once per endpoint. A burst then reuses a few kept-alive
+/// connections instead of opening one per message, and a slow endpoint only
+/// queues its own messages.
+const PER_ENDPOINT: usize = 16;
+/// Attempts under way at once per destination (scheme, host and port), across its
+/// endpoints. Thousands of endpoints on one receiver would otherwise each open
+/// connections at once, and the connection pool's bookkeeping grows with the
+/// square of the requests waiting on one host.
+const PER_HOST: usize = 64;
+
+/// The HTTP side of delivery, shared by every attempt.
+#[derive(Debug)]
+pub struct Deliverer {
+    client: reqwest::Client,
+    /// Host names the control API pinned to addresses, over the system resolver.
+    pub resolver: Arc<OverrideResolver>,
+    in_flight: AtomicUsize,
+    idle: Notify,
+    lanes: Mutex<HashMap<String, Arc<Semaphore>>>,
+    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl Default for Deliverer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deliverer {
+    pub fn new() -> Self {
+        Self {
+            client: client_builder()
+                .user_agent(concat!(
+                    "mediagen-mock-webhooks/",
+                    env!("CARGO_PKG_VERSION")
+                ))
+                .build()
+                .unwrap_or_default(),
+            resolver: Arc::new(OverrideResolver::new(Arc::new(SystemResolver))),
+            in_flight: AtomicUsize::new(0),
+            idle: Notify::new(),
+            lanes: Mutex::new(HashMap::new()),
+            hosts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts an attempt under way, until [`end`](Self::end).
+    pub(super) fn begin(&self) {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// An attempt ended; the last one wakes whoever waits for all to settle.
+    pub(super) fn end(&self) {
+        if self.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// The client for destinations that need no pinned address.
+    pub(super) fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// The semaphore that bounds the attempts under way for one endpoint.
+    pub(super) fn lane(&self, endpoint_id: &str) -> Arc<Semaphore> {
+        semaphore(&self.lanes, endpoint_id, PER_ENDPOINT)
+    }
+
+    /// The semaphore that bounds the attempts under way to one destination.
+    pub(super) fn host_lane(&self, url: &str) -> Arc<Semaphore> {
+        let origin = reqwest::Url::parse(url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        semaphore(&self.hosts, &origin, PER_HOST)
+    }
+
+    /// Waits until no attempt is running. Attempts due on the clock start
+    /// before `advance` returns, so this settles everything an advance caused.
+    pub async fn settled(&self) {
+        loop {
+            let idle = self.idle.notified();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+}
+
+fn semaphore(
+    map: &Mutex<HashMap<String, Arc<Semaphore>>>,
+    key: &str,
+    permits: usize,
+) -> Arc<Semaphore> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    map.entry(key.to_owned())
+        .or_insert_with(|| Arc::new(Semaphore::new(permits)))
+        .clone()
+}
+
+/// Every delivery client: no redirects, since following one would reach an
+/// address that was never checked, and no proxy.
+pub(super) fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .pool_max_idle_per_host(PER_HOST)
+}

@@ -1,0 +1,85 @@
+//! The jobs the worker applies on the mock's clock: a task leaving `PENDING`, a
+//! worker attempt ending, a scheduled delivery attempt. Ordered by when they are
+//! due, then by when they were scheduled.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// What a job does when it is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum JobKind {
+    /// A task leaves PENDING.
+    Start,
+    /// A worker attempt of a task ends.
+    EndAttempt,
+    /// A scheduled delivery attempt of a webhook message.
+    Deliver,
+}
+
+/// One scheduled job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Job {
+    pub(super) due: DateTime<Utc>,
+    seq: u64,
+    /// The generation, or the message for `Deliver`.
+    pub(super) target: Uuid,
+    pub(super) kind: JobKind,
+}
+
+/// The queue of jobs.
+#[derive(Debug, Default)]
+pub(super) struct Jobs {
+    heap: BinaryHeap<Reverse<Job>>,
+    next_seq: u64,
+}
+
+impl Jobs {
+    pub(super) fn schedule(&mut self, due: DateTime<Utc>, target: Uuid, kind: JobKind) {
+        self.next_seq += 1;
+        self.heap.push(Reverse(Job {
+            due,
+            seq: self.next_seq,
+            target,
+            kind,
+        }));
+    }
+
+    /// The earliest job if it is due by `now`, taken off the queue.
+    pub(super) fn pop_due(&mut self, now: DateTime<Utc>) -> Option<Job> {
+        match self.heap.peek() {
+            Some(Reverse(job)) if job.due <= now => self.heap.pop().map(|Reverse(job)| job),
+            _ => None,
+        }
+    }
+
+    /// When the next job is due.
+    pub(super) fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.heap.peek().map(|Reverse(job)| job.due)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::at;
+
+    #[test]
+    fn jobs_come_out_by_due_time_then_in_the_order_they_were_scheduled() {
+        let mut jobs = Jobs::default();
+        let (a, b, c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        jobs.schedule(at(10), a, JobKind::Start);
+        jobs.schedule(at(5), b, JobKind::Deliver);
+        jobs.schedule(at(10), c, JobKind::EndAttempt);
+
+        assert_eq!(jobs.next_due(), Some(at(5)));
+        assert_eq!(jobs.pop_due(at(4)), None, "nothing is due yet");
+        let order: Vec<Uuid> = std::iter::from_fn(|| jobs.pop_due(at(10)))
+            .map(|job| job.target)
+            .collect();
+        assert_eq!(order, [b, a, c]);
+        assert_eq!(jobs.next_due(), None);
+    }
+}

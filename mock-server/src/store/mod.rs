@@ -1,0 +1,483 @@
+//! Everything the mock remembers, behind one type with private fields: users and
+//! keys, generations, the ledger, webhook endpoints and messages, files, billing,
+//! the rate windows and the request log. Routes, the control API, the worker and
+//! the deliverer change it only through the operations here, one per thing the
+//! service does, each applying the rules of `domain/` atomically under the one
+//! lock `AppState` holds.
+//!
+//! The operations are split by area: `generations.rs`, `webhooks.rs`,
+//! `billing.rs`, `files.rs`; the job queue the worker runs is `jobs.rs`.
+
+mod billing;
+mod files;
+mod generations;
+mod jobs;
+mod webhooks;
+
+use std::collections::{HashMap, VecDeque};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+pub use billing::HistoryRow;
+pub use files::UploadError;
+pub use generations::CreateRequest;
+pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
+
+use crate::domain::UserId;
+use crate::domain::auth::{self, IssuedKey, Scope, StoredKey};
+use crate::domain::billing::{Invoice, Topup};
+use crate::domain::catalog::ModelState;
+use crate::domain::file::StoredFile;
+use crate::domain::generation::Generation;
+use crate::domain::idempotency::Idempotency;
+use crate::domain::ledger::{Account, Ledger};
+use crate::domain::moderation::Moderation;
+use crate::domain::money::Kopecks;
+use crate::domain::outcome::{ForcedOutcome, Outcomes};
+use crate::domain::rate_limit::{Decision, Limit, RateLimiter};
+use crate::domain::requisites::Requisites;
+use crate::domain::webhook::{Endpoint, Message};
+use jobs::Jobs;
+
+/// Requests kept in the log that `GET /_mock/requests` shows.
+const REQUEST_LOG_LEN: usize = 10_000;
+
+/// A user of the mock.
+#[derive(Debug, Clone)]
+pub struct User {
+    /// The user's id.
+    pub id: UserId,
+    /// The sign-in address.
+    pub email: String,
+    /// When the user was created.
+    pub created_at: DateTime<Utc>,
+    /// Generation ids, oldest first.
+    pub generations: Vec<Uuid>,
+}
+
+/// The new user and the one-time value of its key.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewUser {
+    /// The user's id.
+    pub user_id: UserId,
+    /// The full API key, shown once.
+    pub api_key: String,
+    /// The sign-in address.
+    pub email: String,
+}
+
+/// One request as the log keeps it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedRequest {
+    /// `x-request-id` of the answer.
+    pub request_id: String,
+    /// When it arrived, on the mock's clock.
+    pub at: DateTime<Utc>,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The status answered.
+    pub status: u16,
+    /// The caller's address.
+    pub ip: String,
+    /// The authenticated user, if any.
+    pub user_id: Option<UserId>,
+    /// The `Idempotency-Key` sent, if any.
+    pub idempotency_key: Option<String>,
+}
+
+/// A message the service would send by e-mail.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxMessage {
+    /// The address.
+    pub to: String,
+    /// The subject line.
+    pub subject: String,
+    /// The sign-in link it carries.
+    pub link: String,
+    /// When it was sent.
+    pub sent_at: DateTime<Utc>,
+}
+
+/// Who a key belongs to, as the authentication rules read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCheck {
+    /// A valid key.
+    Valid {
+        /// Its user.
+        user_id: UserId,
+        /// What it may do.
+        scope: Scope,
+    },
+    /// The right key, revoked.
+    Revoked,
+    /// No such key.
+    Unknown,
+}
+
+/// A key as the control API shows it: never its secret.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyView {
+    /// The public part, which names the key.
+    pub public_part: String,
+    /// What it may do.
+    pub scope: Scope,
+    /// Whether it was revoked.
+    pub revoked: bool,
+}
+
+/// The mock's whole state. Its fields are private: every change is an
+/// operation of this type.
+#[derive(Debug, Default)]
+pub struct Store {
+    users: HashMap<UserId, User>,
+    keys: HashMap<String, StoredKey>,
+    generations: HashMap<Uuid, Generation>,
+    /// Active tasks per user, kept current on every transition so that the
+    /// concurrency check does not scan a user's history.
+    active: HashMap<UserId, usize>,
+    ledger: Ledger,
+    idempotency: Idempotency,
+    rate: RateLimiter,
+    outcomes: Outcomes,
+    moderation: Moderation,
+    model_states: HashMap<String, ModelState>,
+    requests: VecDeque<LoggedRequest>,
+    endpoints: HashMap<String, Endpoint>,
+    messages: HashMap<Uuid, Message>,
+    /// Message ids, oldest first.
+    message_order: Vec<Uuid>,
+    files: HashMap<Uuid, StoredFile>,
+    topups: Vec<Topup>,
+    invoices: Vec<Invoice>,
+    /// Requisites of each user's legal entity, with the time they were set.
+    requisites: HashMap<UserId, (Requisites, DateTime<Utc>)>,
+    /// Magic-link messages the mock would have sent, oldest first.
+    outbox: Vec<OutboxMessage>,
+    /// Virtual seconds a create with an `Idempotency-Key` takes (control API),
+    /// so that tests can observe rule 8 (409 while the first is executing).
+    create_latency_secs: f64,
+    jobs: Jobs,
+}
+
+impl Store {
+    /// Adds a user with `balance` and a first key of full scope.
+    pub fn create_user(
+        &mut self,
+        balance: Kopecks,
+        email: Option<String>,
+        now: DateTime<Utc>,
+    ) -> NewUser {
+        let id = UserId::new_v4();
+        let email = email
+            .unwrap_or_else(|| format!("user-{}@mediagen.test", &id.simple().to_string()[..8]));
+        self.add_user(id, email.clone(), balance, now);
+        let key = auth::issue(id, Scope::Full);
+        self.keys.insert(key.public, key.stored);
+        NewUser {
+            user_id: id,
+            api_key: key.full,
+            email,
+        }
+    }
+
+    /// Adds a user whose key is given (the demo user, whose key survives a reset).
+    pub fn create_user_with_key(
+        &mut self,
+        key: &str,
+        email: String,
+        balance: Kopecks,
+        now: DateTime<Utc>,
+    ) -> UserId {
+        let id = UserId::new_v4();
+        self.add_user(id, email, balance, now);
+        if let Some((public, stored)) = auth::adopt(key, id) {
+            self.keys.insert(public, stored);
+        }
+        id
+    }
+
+    fn add_user(&mut self, id: UserId, email: String, balance: Kopecks, now: DateTime<Utc>) {
+        self.users.insert(
+            id,
+            User {
+                id,
+                email,
+                created_at: now,
+                generations: Vec::new(),
+            },
+        );
+        self.ledger.open(id);
+        // A user just opened always has an account to credit.
+        self.ledger.top_up(id, balance, now).ok();
+    }
+
+    /// A user, if it exists.
+    pub fn user(&self, id: UserId) -> Option<&User> {
+        self.users.get(&id)
+    }
+
+    /// Issues a further key for a user; `None` when the user does not exist.
+    pub fn issue_key(&mut self, user_id: UserId, scope: Scope) -> Option<IssuedKey> {
+        if !self.users.contains_key(&user_id) {
+            return None;
+        }
+        let key = auth::issue(user_id, scope);
+        self.keys.insert(key.public.clone(), key.stored.clone());
+        Some(key)
+    }
+
+    /// Revokes the key whose public part is `public`; false when there is none.
+    pub fn revoke_key(&mut self, public: &str) -> bool {
+        match self.keys.get_mut(public) {
+            Some(key) => {
+                key.revoked = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The keys of a user, without their secrets.
+    pub fn keys_of(&self, user_id: UserId) -> Vec<KeyView> {
+        let mut keys: Vec<KeyView> = self
+            .keys
+            .iter()
+            .filter(|(_, k)| k.user_id == user_id)
+            .map(|(public, k)| KeyView {
+                public_part: public.clone(),
+                scope: k.scope,
+                revoked: k.revoked,
+            })
+            .collect();
+        keys.sort_by(|a, b| a.public_part.cmp(&b.public_part));
+        keys
+    }
+
+    /// Whose key `public`/`secret` is (Authentication, rules 4 and 5); the secret
+    /// is compared in constant time.
+    pub fn check_key(&self, public: &str, secret: &str) -> KeyCheck {
+        match self.keys.get(public) {
+            Some(stored) if stored.matches(secret) && !stored.revoked => KeyCheck::Valid {
+                user_id: stored.user_id,
+                scope: stored.scope,
+            },
+            Some(stored) if stored.matches(secret) => KeyCheck::Revoked,
+            _ => KeyCheck::Unknown,
+        }
+    }
+
+    /// A user's balance: available and reserved.
+    pub fn account(&self, user_id: UserId) -> Option<Account> {
+        self.ledger.account(user_id)
+    }
+
+    /// Sets what a user has available (control API); false when there is no such user.
+    pub fn set_balance(&mut self, user_id: UserId, amount: Kopecks, now: DateTime<Utc>) -> bool {
+        self.ledger.set_available(user_id, amount, now).is_ok()
+    }
+
+    /// The state the control API set for a model (available by default).
+    pub fn model_state(&self, slug: &str) -> ModelState {
+        self.model_states.get(slug).copied().unwrap_or_default()
+    }
+
+    /// Sets a model's state (control API).
+    pub fn set_model_state(&mut self, slug: &str, state: ModelState) {
+        self.model_states.insert(slug.to_owned(), state);
+    }
+
+    /// The next `rule.count` matching tasks end as `rule` says.
+    pub fn force_outcome(&mut self, rule: ForcedOutcome) {
+        self.outcomes.push(rule);
+    }
+
+    /// Seconds a keyed create takes before it is applied (0 by default).
+    pub fn create_latency_secs(&self) -> f64 {
+        self.create_latency_secs
+    }
+
+    /// Sets how long a keyed create takes (control API).
+    pub fn set_create_latency_secs(&mut self, secs: f64) {
+        self.create_latency_secs = secs;
+    }
+
+    /// Counts a request of the service against the limits of `ip`.
+    pub fn admit(&mut self, method: &str, path: &str, ip: &str, now: DateTime<Utc>) -> Decision {
+        self.rate.admit(method, path, ip, now)
+    }
+
+    /// Counts a request against a limit of its own, for `subject` (a user).
+    pub fn hit_limit(&mut self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
+        self.rate.hit(limit, subject, now)
+    }
+
+    /// Records a request in the log, keeping the newest ones.
+    pub fn log_request(&mut self, entry: LoggedRequest) {
+        if self.requests.len() >= REQUEST_LOG_LEN {
+            self.requests.pop_front();
+        }
+        self.requests.push_back(entry);
+    }
+
+    /// The request log, oldest first.
+    pub fn requests(&self) -> impl Iterator<Item = &LoggedRequest> {
+        self.requests.iter()
+    }
+
+    /// A sign-in link for `email`, kept in the outbox when an account has that
+    /// address; the answer does not depend on it, so nothing tells the caller.
+    pub fn send_magic_link(&mut self, email: &str, link: String, now: DateTime<Utc>) {
+        let email = email.trim().to_lowercase();
+        if self.users.values().any(|u| u.email.to_lowercase() == email) {
+            self.outbox.push(OutboxMessage {
+                to: email,
+                subject: "Your sign-in link".into(),
+                link,
+                sent_at: now,
+            });
+        }
+    }
+
+    /// The e-mails the service would have sent, oldest first.
+    pub fn outbox(&self) -> &[OutboxMessage] {
+        &self.outbox
+    }
+
+    /// The ledger's invariants, and the active-task counts against the tasks themselves.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.ledger.check()?;
+        for user in self.users.values() {
+            let scanned = user
+                .generations
+                .iter()
+                .filter_map(|id| self.generations.get(id))
+                .filter(|g| g.status.is_active())
+                .count();
+            if scanned != self.active_count(user.id) {
+                return Err(format!(
+                    "user {}: {scanned} active tasks but the count says {}",
+                    user.id,
+                    self.active_count(user.id)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    pub(crate) fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
+    }
+
+    /// A store with one user holding `rub` roubles.
+    pub(crate) fn with_user(rub: f64) -> (Store, NewUser) {
+        let mut store = Store::default();
+        let user = store.create_user(Kopecks::from_rub(rub), None, at(0));
+        (store, user)
+    }
+
+    #[test]
+    fn a_new_user_has_its_balance_and_a_key_that_authenticates() {
+        let (store, user) = with_user(12.5);
+        let (public, secret) = auth::parse(&user.api_key).unwrap();
+
+        assert_eq!(
+            store.account(user.user_id).map(|a| a.available),
+            Some(Kopecks(1250))
+        );
+        assert_eq!(
+            store.check_key(public, secret),
+            KeyCheck::Valid {
+                user_id: user.user_id,
+                scope: Scope::Full
+            }
+        );
+        assert_eq!(store.check_key(public, "wrong"), KeyCheck::Unknown);
+    }
+
+    #[test]
+    fn a_revoked_key_is_told_apart_from_an_unknown_one() {
+        let (mut store, user) = with_user(0.0);
+        let (public, secret) = auth::parse(&user.api_key).unwrap();
+        let (public, secret) = (public.to_owned(), secret.to_owned());
+
+        assert!(store.revoke_key(&public));
+        assert!(!store.revoke_key("nope"));
+        assert_eq!(store.check_key(&public, &secret), KeyCheck::Revoked);
+    }
+
+    #[test]
+    fn keys_are_issued_only_to_users_that_exist_and_listed_without_secrets() {
+        let (mut store, user) = with_user(0.0);
+        assert!(store.issue_key(UserId::new_v4(), Scope::Full).is_none());
+        let read_only = store.issue_key(user.user_id, Scope::ReadOnly).unwrap();
+
+        let keys = store.keys_of(user.user_id);
+        assert_eq!(keys.len(), 2);
+        assert!(
+            keys.iter()
+                .any(|k| k.public_part == read_only.public && k.scope == Scope::ReadOnly)
+        );
+        assert!(!format!("{keys:?}").contains(read_only.full.rsplit('_').next().unwrap()));
+    }
+
+    #[test]
+    fn the_request_log_keeps_the_newest_entries() {
+        let mut store = Store::default();
+        for n in 0..REQUEST_LOG_LEN + 3 {
+            store.log_request(LoggedRequest {
+                request_id: format!("req_{n}"),
+                at: at(0),
+                method: "GET".into(),
+                path: "/health".into(),
+                status: 200,
+                ip: "127.0.0.1".into(),
+                user_id: None,
+                idempotency_key: None,
+            });
+        }
+        assert_eq!(store.requests().count(), REQUEST_LOG_LEN);
+        assert_eq!(store.requests().next().unwrap().request_id, "req_3");
+    }
+
+    #[test]
+    fn a_magic_link_goes_to_the_outbox_only_for_an_account() {
+        let (mut store, user) = with_user(0.0);
+        store.send_magic_link(&user.email.to_uppercase(), "https://x/1".into(), at(1));
+        store.send_magic_link("stranger@example.com", "https://x/2".into(), at(2));
+
+        assert_eq!(store.outbox().len(), 1);
+        assert_eq!(store.outbox()[0].to, user.email);
+    }
+
+    #[test]
+    fn a_model_state_set_by_the_control_api_is_read_back() {
+        let mut store = Store::default();
+        assert_eq!(store.model_state("flux-schnell"), ModelState::Available);
+        store.set_model_state("flux-schnell", ModelState::CircuitOpen);
+        assert_eq!(store.model_state("flux-schnell"), ModelState::CircuitOpen);
+    }
+
+    #[test]
+    fn the_balance_can_be_set_for_users_that_exist_only() {
+        let (mut store, user) = with_user(1.0);
+        assert!(store.set_balance(user.user_id, Kopecks(700), at(1)));
+        assert!(!store.set_balance(UserId::new_v4(), Kopecks(700), at(1)));
+        assert_eq!(store.account(user.user_id).unwrap().available, Kopecks(700));
+        store.check_invariants().unwrap();
+    }
+}

@@ -1,0 +1,431 @@
+//! Webhook endpoints and their messages: the endpoint cap, changes, secret
+//! rotation, the messages queued for delivery and every attempt's record.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::Store;
+use super::jobs::JobKind;
+use crate::domain::UserId;
+use crate::domain::webhook::{
+    self, Attempt, AttemptOutcome, DisabledReason, Endpoint, EndpointRefusal, MAX_ENDPOINTS,
+    MAX_RETRIES, Message, MessageState, Trigger,
+};
+
+/// A change to an endpoint (`PATCH /v1/webhook-endpoints/{id}`): only what is given.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointChange {
+    /// A new address (already checked).
+    pub url: Option<String>,
+    /// New subscriptions.
+    pub event_types: Option<Vec<String>>,
+    /// A new description; `Some(None)` clears it.
+    pub description: Option<Option<String>>,
+    /// `true` reactivates (and resets the failure count), `false` disables.
+    pub active: Option<bool>,
+}
+
+/// What one delivery attempt needs, copied out so that no lock is held while it
+/// is sent.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The endpoint's address.
+    pub url: String,
+    /// Its current secret: a rotation takes effect at the next attempt.
+    pub secret: String,
+    /// The message's body, fixed at creation.
+    pub payload: Vec<u8>,
+}
+
+/// How an attempt went, as the deliverer saw it.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptReport {
+    /// The receiver's status, if it answered.
+    pub status: Option<u16>,
+    /// Its `retry-after`, in seconds.
+    pub retry_after_secs: Option<u64>,
+    /// Why there was no answer.
+    pub error: Option<String>,
+    /// The start of its answer.
+    pub body: Vec<u8>,
+}
+
+impl Store {
+    /// Endpoints a user has.
+    pub fn endpoint_count(&self, user_id: UserId) -> usize {
+        self.endpoints
+            .values()
+            .filter(|e| e.user_id == user_id)
+            .count()
+    }
+
+    /// Adds an endpoint, within the cap of the account (counted under the lock, so
+    /// parallel creates cannot pass it together).
+    pub fn add_endpoint(&mut self, endpoint: Endpoint) -> Result<(), EndpointRefusal> {
+        if self.endpoint_count(endpoint.user_id) >= MAX_ENDPOINTS {
+            return Err(EndpointRefusal::TooMany);
+        }
+        self.endpoints.insert(endpoint.id.clone(), endpoint);
+        Ok(())
+    }
+
+    /// Any endpoint, by id (for the control API and benchmarks, which act for the
+    /// service rather than for a user).
+    pub fn endpoint(&self, id: &str) -> Option<&Endpoint> {
+        self.endpoints.get(id)
+    }
+
+    /// The caller's endpoint `id`; another user's is not found.
+    pub fn own_endpoint(&self, user_id: UserId, id: &str) -> Option<&Endpoint> {
+        self.endpoints.get(id).filter(|e| e.user_id == user_id)
+    }
+
+    /// A user's endpoints, oldest first.
+    pub fn endpoints_of(&self, user_id: UserId) -> Vec<&Endpoint> {
+        let mut own: Vec<&Endpoint> = self
+            .endpoints
+            .values()
+            .filter(|e| e.user_id == user_id)
+            .collect();
+        own.sort_by_key(|e| e.created_at);
+        own
+    }
+
+    /// Applies `change` to the caller's endpoint; the endpoint as it is after.
+    pub fn update_endpoint(
+        &mut self,
+        user_id: UserId,
+        id: &str,
+        change: EndpointChange,
+    ) -> Option<Endpoint> {
+        let endpoint = self
+            .endpoints
+            .get_mut(id)
+            .filter(|e| e.user_id == user_id)?;
+        if let Some(url) = change.url {
+            endpoint.url = url;
+        }
+        if let Some(event_types) = change.event_types {
+            endpoint.event_types = event_types;
+        }
+        if let Some(description) = change.description {
+            endpoint.description = description;
+        }
+        match change.active {
+            Some(true) => endpoint.reactivate(),
+            Some(false) => endpoint.disable(DisabledReason::Manual),
+            None => {}
+        }
+        Some(endpoint.clone())
+    }
+
+    /// Removes the caller's endpoint; false when there is none.
+    pub fn remove_endpoint(&mut self, user_id: UserId, id: &str) -> bool {
+        if self.own_endpoint(user_id, id).is_none() {
+            return false;
+        }
+        self.endpoints.remove(id).is_some()
+    }
+
+    /// Gives the caller's endpoint a new secret; the old one stops at once, since
+    /// deliveries sign when they are sent. False when there is no such endpoint.
+    pub fn rotate_secret(&mut self, user_id: UserId, id: &str, secret: String) -> bool {
+        match self.endpoints.get_mut(id).filter(|e| e.user_id == user_id) {
+            Some(endpoint) => {
+                endpoint.secret = secret;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Queues a message for an endpoint, its first attempt due at `at`.
+    pub fn enqueue_message(
+        &mut self,
+        endpoint: &Endpoint,
+        event_type: &'static str,
+        event_id: String,
+        payload: Vec<u8>,
+        at: DateTime<Utc>,
+    ) -> Uuid {
+        let id = Uuid::new_v4();
+        self.messages.insert(
+            id,
+            Message {
+                id,
+                event_id,
+                event_type,
+                endpoint_id: endpoint.id.clone(),
+                user_id: endpoint.user_id,
+                payload,
+                created_at: at,
+                state: MessageState::Pending,
+                scheduled_attempts: 0,
+                attempts: Vec::new(),
+            },
+        );
+        self.message_order.push(id);
+        self.jobs.schedule(at, id, JobKind::Deliver);
+        id
+    }
+
+    /// A message, if it exists.
+    pub fn message(&self, id: Uuid) -> Option<&Message> {
+        self.messages.get(&id)
+    }
+
+    /// Every message, oldest first.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.message_order
+            .iter()
+            .filter_map(|id| self.messages.get(id))
+    }
+
+    /// The messages of one endpoint, oldest first.
+    pub fn messages_of(&self, endpoint_id: &str) -> impl Iterator<Item = &Message> {
+        self.messages()
+            .filter(move |m| m.endpoint_id == endpoint_id)
+    }
+
+    /// What an attempt of `message_id` sends, or `None` when there is nothing left
+    /// to send: a scheduled retry of a message delivered meanwhile (by a manual
+    /// redelivery), or of one whose endpoint is disabled or gone (then dropped).
+    pub fn outgoing(&mut self, message_id: Uuid, trigger: Trigger) -> Option<Outgoing> {
+        let message = self.messages.get(&message_id)?;
+        let pending = message.state == MessageState::Pending;
+        match self.endpoints.get(&message.endpoint_id) {
+            Some(endpoint) if endpoint.active && (pending || trigger == Trigger::Manual) => {
+                Some(Outgoing {
+                    url: endpoint.url.clone(),
+                    secret: endpoint.secret.clone(),
+                    payload: message.payload.clone(),
+                })
+            }
+            _ => {
+                if let Some(message) = self.messages.get_mut(&message_id)
+                    && message.state == MessageState::Pending
+                {
+                    message.state = MessageState::Dropped;
+                }
+                None
+            }
+        }
+    }
+
+    /// Records an attempt: the endpoint's failure count and state (410 disables,
+    /// 720 failures in a row deactivate), the message's state, and the next
+    /// scheduled retry, whose time is returned.
+    pub fn record_attempt(
+        &mut self,
+        message_id: Uuid,
+        trigger: Trigger,
+        at: DateTime<Utc>,
+        duration_ms: u64,
+        report: AttemptReport,
+    ) -> Option<DateTime<Utc>> {
+        let outcome = match report.status {
+            Some(status) => AttemptOutcome::from_status(status, report.retry_after_secs),
+            None => AttemptOutcome::Failed {
+                retry_after_secs: None,
+            },
+        };
+        let endpoint_id = self.messages.get(&message_id)?.endpoint_id.clone();
+        if let Some(endpoint) = self.endpoints.get_mut(&endpoint_id) {
+            endpoint.record(&outcome, at);
+        }
+        let endpoint_active = self.endpoints.get(&endpoint_id).is_some_and(|e| e.active);
+        let message = self.messages.get_mut(&message_id)?;
+        if trigger == Trigger::Scheduled {
+            message.scheduled_attempts += 1;
+        }
+        let mut next_attempt_at = None;
+        match &outcome {
+            AttemptOutcome::Delivered => message.state = MessageState::Delivered,
+            AttemptOutcome::Gone => message.state = MessageState::Dropped,
+            AttemptOutcome::Failed { retry_after_secs } => {
+                // Manual attempts stand apart: they neither use up nor schedule retries.
+                if trigger == Trigger::Scheduled && message.state == MessageState::Pending {
+                    let retry = message.scheduled_attempts;
+                    if retry > MAX_RETRIES {
+                        message.state = MessageState::Exhausted;
+                    } else if !endpoint_active {
+                        message.state = MessageState::Dropped;
+                    } else {
+                        let jitter = rand::random::<f64>() * 2.0 - 1.0;
+                        let delay = webhook::honour_retry_after(
+                            webhook::retry_delay(retry, jitter),
+                            *retry_after_secs,
+                        );
+                        next_attempt_at = Some(at + delay);
+                    }
+                }
+            }
+        }
+        message.attempts.push(Attempt {
+            id: format!("att_{}", &Uuid::new_v4().simple().to_string()[..24]),
+            attempt: u32::try_from(message.attempts.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+            trigger,
+            attempted_at: at,
+            succeeded: outcome == AttemptOutcome::Delivered,
+            response_status: report.status,
+            error: report.error,
+            duration_ms,
+            response_excerpt: webhook::excerpt(&report.body),
+            next_attempt_at,
+        });
+        if let Some(due) = next_attempt_at {
+            self.jobs.schedule(due, message_id, JobKind::Deliver);
+        }
+        next_attempt_at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::{at, with_user};
+
+    fn endpoint(user_id: UserId) -> Endpoint {
+        Endpoint {
+            id: webhook::new_endpoint_id(),
+            user_id,
+            url: "https://hooks.example.com/x".into(),
+            description: None,
+            event_types: Vec::new(),
+            active: true,
+            disabled_reason: None,
+            failure_count: 0,
+            last_delivery_at: None,
+            created_at: at(0),
+            secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),
+        }
+    }
+
+    #[test]
+    fn an_account_has_at_most_five_endpoints() {
+        let (mut store, user) = with_user(0.0);
+        for _ in 0..MAX_ENDPOINTS {
+            store.add_endpoint(endpoint(user.user_id)).unwrap();
+        }
+        let refused = store.add_endpoint(endpoint(user.user_id)).unwrap_err();
+        assert_eq!(refused.to_string(), "Maximum 5 webhook endpoints allowed");
+        assert_eq!(store.endpoints_of(user.user_id).len(), MAX_ENDPOINTS);
+        // Another account has its own five.
+        store.add_endpoint(endpoint(UserId::new_v4())).unwrap();
+    }
+
+    #[test]
+    fn another_users_endpoint_is_neither_read_changed_rotated_nor_removed() {
+        let (mut store, user) = with_user(0.0);
+        let mine = endpoint(user.user_id);
+        let id = mine.id.clone();
+        store.add_endpoint(mine).unwrap();
+        let stranger = UserId::new_v4();
+
+        assert!(store.own_endpoint(stranger, &id).is_none());
+        assert!(
+            store
+                .update_endpoint(stranger, &id, EndpointChange::default())
+                .is_none()
+        );
+        assert!(!store.rotate_secret(stranger, &id, "whsec_other".into()));
+        assert!(!store.remove_endpoint(stranger, &id));
+        assert!(store.remove_endpoint(user.user_id, &id));
+    }
+
+    #[test]
+    fn a_change_applies_only_what_is_given_and_reactivation_resets_failures() {
+        let (mut store, user) = with_user(0.0);
+        let mut mine = endpoint(user.user_id);
+        mine.description = Some("prod".into());
+        mine.disable(DisabledReason::ConsecutiveFailures);
+        mine.failure_count = 720;
+        let id = mine.id.clone();
+        store.add_endpoint(mine).unwrap();
+
+        let changed = store
+            .update_endpoint(
+                user.user_id,
+                &id,
+                EndpointChange {
+                    active: Some(true),
+                    ..EndpointChange::default()
+                },
+            )
+            .unwrap();
+
+        assert!(changed.active);
+        assert_eq!(changed.failure_count, 0);
+        assert_eq!(changed.description.as_deref(), Some("prod"));
+    }
+
+    #[test]
+    fn a_failed_attempt_schedules_a_retry_and_a_success_ends_the_message() {
+        let (mut store, user) = with_user(0.0);
+        let mine = endpoint(user.user_id);
+        store.add_endpoint(mine.clone()).unwrap();
+        let id = store.enqueue_message(
+            &mine,
+            "generation.completed",
+            "evt_1".into(),
+            b"{}".to_vec(),
+            at(0),
+        );
+        assert!(store.outgoing(id, Trigger::Scheduled).is_some());
+
+        let failed = AttemptReport {
+            status: Some(503),
+            ..AttemptReport::default()
+        };
+        let retry = store
+            .record_attempt(id, Trigger::Scheduled, at(0), 5, failed)
+            .unwrap();
+        assert!(retry > at(0));
+        let delivered = AttemptReport {
+            status: Some(204),
+            ..AttemptReport::default()
+        };
+        assert_eq!(
+            store.record_attempt(id, Trigger::Scheduled, retry, 5, delivered),
+            None
+        );
+
+        let message = store.message(id).unwrap();
+        assert_eq!(
+            (message.state, message.attempts.len()),
+            (MessageState::Delivered, 2)
+        );
+        assert!(
+            store.outgoing(id, Trigger::Scheduled).is_none(),
+            "nothing left to send"
+        );
+    }
+
+    #[test]
+    fn a_410_drops_the_message_and_disables_the_endpoint() {
+        let (mut store, user) = with_user(0.0);
+        let mine = endpoint(user.user_id);
+        store.add_endpoint(mine.clone()).unwrap();
+        let id = store.enqueue_message(
+            &mine,
+            "generation.failed",
+            "evt_2".into(),
+            b"{}".to_vec(),
+            at(0),
+        );
+
+        let gone = AttemptReport {
+            status: Some(410),
+            ..AttemptReport::default()
+        };
+        assert_eq!(
+            store.record_attempt(id, Trigger::Scheduled, at(0), 5, gone),
+            None
+        );
+
+        assert_eq!(store.message(id).unwrap().state, MessageState::Dropped);
+        assert!(!store.own_endpoint(user.user_id, &mine.id).unwrap().active);
+    }
+}
