@@ -121,6 +121,41 @@ impl StoredKey {
     }
 }
 
+/// Why a request was not authenticated (401) or not allowed (403), as
+/// Authentication rules 4 and 5 say; each with the message answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthRefusal {
+    /// No `Authorization` header.
+    Missing,
+    /// A header that is not text.
+    Unreadable,
+    /// Another scheme than `Bearer`.
+    NotBearer,
+    /// Not shaped like a key.
+    Malformed,
+    /// The right key, revoked.
+    Revoked,
+    /// No such key.
+    Invalid,
+    /// A read-only key asked to write (403).
+    ReadOnly,
+}
+
+impl AuthRefusal {
+    /// The message answered.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Missing => "Missing Authorization header; send 'Authorization: Bearer <API_KEY>'",
+            Self::Unreadable => "Authorization header is not readable text",
+            Self::NotBearer => "Authorization must be 'Bearer <API_KEY>'",
+            Self::Malformed => "Malformed API key; keys look like mg_live_<public>_<secret>",
+            Self::Revoked => "This API key was revoked",
+            Self::Invalid => "Invalid API key",
+            Self::ReadOnly => "This API key may only read; use a key with full access",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

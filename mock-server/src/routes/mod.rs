@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::auth::{self, Scope};
+use crate::domain::auth::{self, AuthRefusal, Scope};
 use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
 use crate::state::AppState;
-use crate::store::{KeyCheck, LoggedRequest};
+use crate::store::{KeyCheck, LoggedRequest, Store};
 
 pub mod account;
 pub mod billing;
@@ -65,7 +65,7 @@ pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> 
 #[derive(Debug, Clone, Copy)]
 enum Caller {
     Authenticated { user_id: UserId, scope: Scope },
-    Refused(&'static str),
+    Refused(AuthRefusal),
 }
 
 /// The authenticated user of a request; rejects with 401 or 403 otherwise.
@@ -81,39 +81,35 @@ impl FromRequestParts<AppState> for AuthUser {
         match parts.extensions.get::<Caller>().copied() {
             Some(Caller::Authenticated { user_id, scope }) => {
                 if scope == Scope::ReadOnly && !matches!(parts.method, Method::GET | Method::HEAD) {
-                    return Err(ApiError::Authorization(
-                        "This API key may only read; use a key with full access",
-                    ));
+                    return Err(ApiError::Authorization(AuthRefusal::ReadOnly.message()));
                 }
                 Ok(Self { user_id })
             }
-            Some(Caller::Refused(why)) => Err(ApiError::Authentication(why)),
-            None => Err(ApiError::Authentication(
-                "Missing Authorization header; send 'Authorization: Bearer <API_KEY>'",
-            )),
+            Some(Caller::Refused(why)) => Err(ApiError::Authentication(why.message())),
+            None => Err(ApiError::Authentication(AuthRefusal::Missing.message())),
         }
     }
 }
 
-fn authenticate(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
+fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
     let value = headers.get(header::AUTHORIZATION)?;
     let refused = |why| Some(Caller::Refused(why));
     let Ok(text) = value.to_str() else {
-        return refused("Authorization header is not readable text");
+        return refused(AuthRefusal::Unreadable);
     };
     let Some((scheme, key)) = text.split_once(' ') else {
-        return refused("Authorization must be 'Bearer <API_KEY>'");
+        return refused(AuthRefusal::NotBearer);
     };
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return refused("Authorization must be 'Bearer <API_KEY>'");
+        return refused(AuthRefusal::NotBearer);
     }
     let Some((public, secret)) = auth::parse(key.trim()) else {
-        return refused("Malformed API key; keys look like mg_live_<public>_<secret>");
+        return refused(AuthRefusal::Malformed);
     };
-    match state.store().check_key(public, secret) {
+    match store.check_key(public, secret) {
         KeyCheck::Valid { user_id, scope } => Some(Caller::Authenticated { user_id, scope }),
-        KeyCheck::Revoked => refused("This API key was revoked"),
-        KeyCheck::Unknown => refused("Invalid API key"),
+        KeyCheck::Revoked => refused(AuthRefusal::Revoked),
+        KeyCheck::Unknown => refused(AuthRefusal::Invalid),
     }
 }
 
@@ -135,11 +131,12 @@ async fn service_middleware(
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
 
-    let decision = state
-        .store()
-        .admit(method.as_str(), &path, &ip, ctx.received_at);
-
-    let caller = authenticate(&state, request.headers());
+    // One lock for the limits and the key: every request of the service takes it.
+    let (decision, caller) = {
+        let mut store = state.store();
+        let decision = store.admit(method.as_str(), &path, &ip, ctx.received_at);
+        (decision, authenticate(&store, request.headers()))
+    };
     let user_id = match caller {
         Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
         _ => None,

@@ -303,18 +303,22 @@ impl Store {
     /// One message per subscribed active endpoint of the task's owner, for a
     /// task that just reached a final state.
     fn emit(&mut self, generation: &Generation, base_url: &str, at: DateTime<Utc>) {
-        let event_id = webhook::new_event_id();
-        let Some((event_type, body)) = events::for_generation(generation, base_url, &event_id, at)
-        else {
+        let Some(event_type) = events::event_type(generation) else {
             return;
         };
-        let bytes = serde_json::to_vec(&body).unwrap_or_default();
         let targets: Vec<Endpoint> = self
             .endpoints
             .values()
             .filter(|e| e.user_id == generation.user_id && e.active && e.subscribed(event_type))
             .cloned()
             .collect();
+        // Most tasks have nobody to tell: the body is made only for those that do.
+        if targets.is_empty() {
+            return;
+        }
+        let event_id = webhook::new_event_id();
+        let body = events::for_generation(generation, base_url, &event_id, at);
+        let bytes = serde_json::to_vec(&body).unwrap_or_default();
         for endpoint in &targets {
             self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
         }

@@ -9,47 +9,48 @@ use super::timestamp;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
 
-/// The event for a task that just reached a final state, if it has one
-/// (a cancelled task has none).
+/// The event a task that just reached a final state sends, if it sends one (a
+/// cancelled task does not).
+pub fn event_type(generation: &Generation) -> Option<&'static str> {
+    match generation.status {
+        Status::Succeeded => Some("generation.completed"),
+        Status::Failed => Some("generation.failed"),
+        _ => None,
+    }
+}
+
+/// The body of the event of a task that just reached a final state (see
+/// [`event_type`]).
 pub fn for_generation(
     generation: &Generation,
     base_url: &str,
     event_id: &str,
     at: DateTime<Utc>,
-) -> Option<(&'static str, Value)> {
-    match generation.status {
-        Status::Succeeded => Some((
-            "generation.completed",
-            completed(
-                event_id,
-                at,
-                json!({
-                    "id": generation.id,
-                    "status": "SUCCEEDED",
-                    "media_type": generation.media_type,
-                    "output_urls": output_urls(base_url, generation),
-                    "cost_rub": generation.cost,
-                    "completed_at": timestamp(generation.finished_at.unwrap_or(at)),
-                }),
-            ),
-        )),
-        Status::Failed => {
-            let code = generation
-                .error_code
-                .unwrap_or(FailureCode::ProviderInternal);
-            Some((
-                "generation.failed",
-                failed(
-                    event_id,
-                    at,
-                    generation.id,
-                    code,
-                    generation.finished_at.unwrap_or(at),
-                ),
-            ))
-        }
-        _ => None,
+) -> Value {
+    if generation.status == Status::Succeeded {
+        return completed(
+            event_id,
+            at,
+            json!({
+                "id": generation.id,
+                "status": "SUCCEEDED",
+                "media_type": generation.media_type,
+                "output_urls": output_urls(base_url, generation),
+                "cost_rub": generation.cost,
+                "completed_at": timestamp(generation.finished_at.unwrap_or(at)),
+            }),
+        );
     }
+    let code = generation
+        .error_code
+        .unwrap_or(FailureCode::ProviderInternal);
+    failed(
+        event_id,
+        at,
+        generation.id,
+        code,
+        generation.finished_at.unwrap_or(at),
+    )
 }
 
 fn completed(event_id: &str, at: DateTime<Utc>, generation: Value) -> Value {
