@@ -100,11 +100,22 @@ impl Clock {
         matches!(self.inner.mode, Mode::Manual { .. })
     }
 
-    /// How much faster than wall-clock time a real clock runs (1 for manual).
+    /// How much faster than wall-clock time a real clock runs; 0 for a manual
+    /// clock, whose time does not pass by itself.
     pub fn scale(&self) -> f64 {
         match &self.inner.mode {
             Mode::Real { scale, .. } => *scale,
             Mode::Manual { .. } => 0.0,
+        }
+    }
+
+    /// Seconds of this clock per real second, as a client on the network sees
+    /// them: the scale of a real clock, 1 for a manual one (its time moves only
+    /// when a test moves it, so a wait told in real seconds is counted one to one).
+    pub fn edge_scale(&self) -> f64 {
+        match &self.inner.mode {
+            Mode::Real { scale, .. } => *scale,
+            Mode::Manual { .. } => 1.0,
         }
     }
 

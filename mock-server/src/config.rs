@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use serde::Deserialize;
 
 use crate::domain::catalog::Catalog;
+use crate::domain::fault::{Fault, FaultRequest};
 
 /// The defaults, with a comment on each option.
 pub const DEFAULTS_TOML: &str = include_str!("../config.default.toml");
@@ -22,6 +23,21 @@ pub enum ClockMode {
     Real,
     /// Time moves only through `POST /_mock/clock/advance`.
     Manual,
+}
+
+/// What the answers carry (`--responses`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Responses {
+    /// Every field the contract designs: the mock as it always was.
+    #[default]
+    Full,
+    /// Only what the service document guarantees (and, for the areas it does
+    /// not show, the contract's required fields): what a client can rely on.
+    Minimal,
+    /// Everything of `full`, plus a field and a header that no client knows in
+    /// every answer, so that tolerant readers are tested too.
+    Extra,
 }
 
 /// An on/off setting of the command line.
@@ -72,6 +88,36 @@ pub struct Options {
     /// Seconds a new task waits in PENDING before a worker takes it.
     #[arg(long, env = "MEDIAGEN_MOCK_QUEUE_SECONDS", value_name = "SECONDS")]
     pub queue_seconds: Option<f64>,
+    /// What answers carry: `full` (every designed field), `minimal` (only what the
+    /// service document guarantees) or `extra` (full, plus unknown fields and a header).
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_RESPONSES",
+        value_name = "full|minimal|extra"
+    )]
+    pub responses: Option<Responses>,
+    /// A fault rule active from the start, as `key=value` pairs separated by commas
+    /// (`effect=error,status=503,path=/v1/generations,count=2`) or a JSON object;
+    /// repeatable (in the environment, rules separated by `;`).
+    #[arg(
+        long = "fault",
+        env = "MEDIAGEN_MOCK_FAULT",
+        value_name = "RULE",
+        value_parser = FaultRequest::parse_flag,
+        value_delimiter = ';'
+    )]
+    pub fault: Option<Vec<FaultRequest>>,
+    /// Seconds of the mock's clock after which a new top-up pays itself; unset, a
+    /// top-up waits for its payment page or `POST /_mock/topups/{id}/pay`.
+    #[arg(long, env = "MEDIAGEN_MOCK_AUTO_PAY_SECONDS", value_name = "SECONDS")]
+    pub auto_pay_seconds: Option<f64>,
+    /// Real seconds a webhook receiver has to answer (the document's 10).
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_DELIVERY_TIMEOUT_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub delivery_timeout_seconds: Option<f64>,
 }
 
 impl Options {
@@ -89,6 +135,12 @@ impl Options {
             demo_api_key: other.demo_api_key.or(self.demo_api_key),
             body_limit_bytes: other.body_limit_bytes.or(self.body_limit_bytes),
             queue_seconds: other.queue_seconds.or(self.queue_seconds),
+            responses: other.responses.or(self.responses),
+            fault: other.fault.or(self.fault),
+            auto_pay_seconds: other.auto_pay_seconds.or(self.auto_pay_seconds),
+            delivery_timeout_seconds: other
+                .delivery_timeout_seconds
+                .or(self.delivery_timeout_seconds),
         }
     }
 }
@@ -118,6 +170,14 @@ pub struct Config {
     pub body_limit_bytes: usize,
     /// Seconds a new task waits in `PENDING` before a worker takes it.
     pub queue_seconds: f64,
+    /// What answers carry at start (the control API can change it).
+    pub responses: Responses,
+    /// Fault rules active at start, and again after each reset.
+    pub faults: Vec<Fault>,
+    /// Seconds of the mock's clock after which a new top-up pays itself.
+    pub auto_pay_seconds: Option<f64>,
+    /// Real seconds a webhook receiver has to answer.
+    pub delivery_timeout_seconds: f64,
 }
 
 impl std::fmt::Debug for Config {
@@ -133,6 +193,10 @@ impl std::fmt::Debug for Config {
             .field("demo_balance_rub", &self.demo_balance_rub)
             .field("body_limit_bytes", &self.body_limit_bytes)
             .field("queue_seconds", &self.queue_seconds)
+            .field("responses", &self.responses)
+            .field("faults", &self.faults.len())
+            .field("auto_pay_seconds", &self.auto_pay_seconds)
+            .field("delivery_timeout_seconds", &self.delivery_timeout_seconds)
             .finish_non_exhaustive()
     }
 }
@@ -176,6 +240,29 @@ impl Config {
         if !(queue_seconds.is_finite() && queue_seconds >= 0.0) {
             bail!("queue-seconds must be a number of at least 0, got {queue_seconds}");
         }
+        let seconds = |value: Option<f64>, name: &str, max: f64| match value {
+            Some(v) if !(v.is_finite() && v >= 0.0 && v <= max) => {
+                bail!("{name} must be a number from 0 to {max}, got {v}")
+            }
+            other => Ok(other),
+        };
+        let auto_pay_seconds = seconds(o.auto_pay_seconds, "auto-pay-seconds", 86_400.0)?;
+        let delivery_timeout_seconds = seconds(
+            o.delivery_timeout_seconds,
+            "delivery-timeout-seconds",
+            600.0,
+        )?
+        .unwrap_or(crate::domain::webhook::DELIVERY_TIMEOUT_SECS);
+        let faults = o
+            .fault
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                Fault::from_request(rule)
+                    .map_err(|why| anyhow::anyhow!("fault rule {}: {why}", i + 1))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         if let Some(key) = &o.demo_api_key
             && crate::domain::auth::parse(key).is_none()
         {
@@ -206,6 +293,10 @@ impl Config {
                 .body_limit_bytes
                 .ok_or_else(|| missing("body-limit-bytes"))?,
             queue_seconds,
+            responses: o.responses.ok_or_else(|| missing("responses"))?,
+            faults,
+            auto_pay_seconds,
+            delivery_timeout_seconds,
         })
     }
 }
@@ -244,6 +335,35 @@ mod tests {
         assert!(!config.rate_limits);
         assert_eq!(config.time_scale, 50.0);
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn fault_rules_come_from_the_file_as_tables_and_from_flags() {
+        let options: Options = toml::from_str(
+            "responses = \"minimal\"\n\
+             [[fault]]\neffect = \"error\"\nstatus = 503\npath = \"/v1/generations\"\ncount = 2\n\
+             [[fault]]\neffect = \"delay\"\ndelay-seconds = 1.5\n",
+        )
+        .expect("valid TOML");
+        let config = Config::load(None, options).expect("valid");
+        assert_eq!(config.responses, Responses::Minimal);
+        assert_eq!(config.faults.len(), 2);
+        assert_eq!(
+            config.faults[0],
+            Fault::error(503, "SERVICE_UNAVAILABLE")
+                .path("/v1/generations")
+                .times(2)
+                .checked()
+                .expect("valid")
+        );
+        let bad = Options {
+            fault: Some(vec![
+                FaultRequest::parse_flag("effect=delay").expect("parses"),
+            ]),
+            ..Options::default()
+        };
+        let err = Config::load(None, bad).expect_err("no delay given");
+        assert!(err.to_string().contains("fault rule 1"), "{err}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use crate::contract::FieldError;
+use crate::domain::fault::InjectedError;
 use crate::domain::money::Kopecks;
 
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
@@ -64,8 +65,9 @@ pub enum ApiError {
     #[error("{message}")]
     RateLimited {
         message: String,
-        /// Windowed limits only; the concurrency limit has none (rule 5).
-        retry_after: Option<u64>,
+        /// Windowed limits only, with the limit that was hit; the concurrency
+        /// limit has neither (rule 5).
+        window: Option<Window>,
     },
     #[error("{0}")]
     Conflict(String),
@@ -83,7 +85,23 @@ pub enum ApiError {
     DailyCapExceeded { message: String, limit: Kopecks },
     #[error("internal error: {0:#}")]
     Internal(#[from] anyhow::Error),
+    /// An answer a fault rule or a magic prompt asked for.
+    #[error("{}", .0.message)]
+    Injected(InjectedError),
 }
+
+/// A windowed limit that refused a request: its size and the wait it tells.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Requests per window.
+    pub limit: u32,
+    /// Real seconds until it opens again.
+    pub retry_after: u64,
+}
+
+/// The wait an injected `RATE_LIMIT_ERROR` tells, in seconds: it has no window
+/// of its own, and the document gives every windowed 429 a `retry-after`.
+const INJECTED_RETRY_AFTER: u64 = 1;
 
 impl ApiError {
     pub fn validation(message: impl Into<String>, fields: Vec<FieldError>) -> Self {
@@ -115,10 +133,13 @@ impl ApiError {
             Self::Conflict(_) | Self::ModerationRepeatBlocked { .. } => StatusCode::CONFLICT,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Injected(e) => {
+                StatusCode::from_u16(e.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+            }
         }
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> &str {
         match self {
             Self::Authentication(_) => "AUTHENTICATION_ERROR",
             Self::Authorization(_) => "AUTHORIZATION_ERROR",
@@ -138,18 +159,34 @@ impl ApiError {
             Self::UpstreamCircuitOpen(_) => "UPSTREAM_CIRCUIT_OPEN",
             Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
             Self::Internal(_) => "INTERNAL_ERROR",
+            Self::Injected(e) => &e.code,
+        }
+    }
+
+    /// `retry-after` and `details.retryAfter`, for a windowed 429.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited { window, .. } => window.map(|w| w.retry_after),
+            Self::Injected(e) if e.code == "RATE_LIMIT_ERROR" => Some(INJECTED_RETRY_AFTER),
+            _ => None,
         }
     }
 
     fn details(&self) -> Option<Value> {
         match self {
             Self::Validation {
-                fields, details, ..
+                fields,
+                details,
+                message,
             } => {
                 let mut d = details.clone().unwrap_or_else(|| json!({}));
-                if !fields.is_empty() {
-                    d["fields"] = json!(fields);
-                }
+                // The document promises `fields[]` with every VALIDATION_ERROR;
+                // a refusal that names no field names the request as a whole.
+                d["fields"] = if fields.is_empty() {
+                    json!([FieldError::new("", "invalid", message.clone(), json!({}))])
+                } else {
+                    json!(fields)
+                };
                 Some(d)
             }
             Self::InsufficientBalance {
@@ -158,9 +195,9 @@ impl ApiError {
                 ..
             } => Some(json!({"required": required, "available": available})),
             Self::RateLimited {
-                retry_after: Some(secs),
+                window: Some(window),
                 ..
-            } => Some(json!({"retryAfter": secs})),
+            } => Some(json!({"retryAfter": window.retry_after, "limit": window.limit})),
             Self::PayloadTooLarge { limit } => Some(json!({"maxSizeBytes": limit})),
             Self::DailyCapExceeded { limit, .. } => Some(json!({"limit": limit.0 / 100})),
             Self::ModerationRepeatBlocked {
@@ -172,6 +209,17 @@ impl ApiError {
                 "modelId": model_slug,
                 "streak": streak,
             })),
+            Self::ModelNotAvailable(slug)
+            | Self::ModelUnavailable(slug)
+            | Self::MarginGuard(slug)
+            | Self::UpstreamCircuitOpen(slug) => Some(json!({"modelSlug": slug})),
+            Self::Injected(e) => match e.code.as_str() {
+                "VALIDATION_ERROR" => Some(json!({"fields": [
+                    FieldError::new("", "injected", e.message.clone(), json!({}))
+                ]})),
+                "RATE_LIMIT_ERROR" => Some(json!({"retryAfter": INJECTED_RETRY_AFTER})),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -203,14 +251,10 @@ impl IntoResponse for ApiError {
             error["details"] = details;
         }
         let mut response = (self.status(), axum::Json(json!({ "error": error }))).into_response();
-        if let Self::RateLimited {
-            retry_after: Some(secs),
-            ..
-        } = &self
-        {
+        if let Some(secs) = self.retry_after() {
             response
                 .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }

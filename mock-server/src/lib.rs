@@ -23,10 +23,11 @@ mod store;
 mod wire;
 mod worker;
 
-pub use config::{ClockMode, Config};
+pub use config::{ClockMode, Config, Responses};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
+pub use domain::fault::Fault;
 pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
@@ -39,11 +40,17 @@ pub fn build_app(state: AppState) -> Router {
     let body_limit = state.config().body_limit_bytes;
     Router::new()
         .merge(routes::router(&state))
-        .merge(routes::outputs::router())
         .merge(
-            routes::files::storage_router()
-                // Uploads are larger than API bodies: up to the largest file type.
-                .layer(DefaultBodyLimit::max(100 * 1024 * 1024)),
+            routes::outputs::router()
+                .merge(
+                    routes::files::storage_router()
+                        // Uploads are larger than API bodies: up to the largest file type.
+                        .layer(DefaultBodyLimit::max(100 * 1024 * 1024)),
+                )
+                .layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    routes::faults::gate,
+                )),
         )
         .merge(control::router(&state))
         .layer(DefaultBodyLimit::max(body_limit))
@@ -151,6 +158,30 @@ pub struct MockServer {
     task: Option<JoinHandle<std::io::Result<()>>>,
 }
 
+/// A fault rule injected with [`MockServer::inject`].
+#[derive(Debug, Clone)]
+pub struct FaultHandle {
+    id: String,
+    state: AppState,
+}
+
+impl FaultHandle {
+    /// The rule's id, as `GET /_mock/faults` lists it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Uses left: 0 once used up or removed.
+    pub fn remaining(&self) -> u32 {
+        self.state.store().fault_remaining(&self.id).unwrap_or(0)
+    }
+
+    /// Removes the rule before it is used up.
+    pub fn remove(&self) {
+        self.state.store().remove_fault(&self.id);
+    }
+}
+
 /// Options of a [`MockServer`] before it starts.
 #[derive(Debug, Clone)]
 pub struct MockServerBuilder {
@@ -174,6 +205,12 @@ impl MockServerBuilder {
     /// Seconds a new task waits in PENDING before a worker takes it.
     pub fn queue_seconds(mut self, seconds: f64) -> Self {
         self.config.queue_seconds = seconds;
+        self
+    }
+
+    /// What answers and webhook bodies carry (`full` by default).
+    pub fn responses(mut self, mode: Responses) -> Self {
+        self.config.responses = mode;
         self
     }
 
@@ -271,6 +308,41 @@ impl MockServer {
         self.state.store().force_outcome(rule);
     }
 
+    /// Makes the next requests that match `fault` misbehave, as
+    /// `POST /_mock/faults` does; the handle tells how many uses are left.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mediagen_mock_server::{Fault, MockServer};
+    ///
+    /// let mock = MockServer::start().await;
+    /// // The next two creates answer 503; the third goes through.
+    /// let fault = mock.inject(Fault::error(503, "SERVICE_UNAVAILABLE").on("POST", "/v1/generations").times(2));
+    /// assert_eq!(fault.remaining(), 2);
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// When the rule cannot be applied (a status below 400, a delay of 0…):
+    /// a mistake in the test, told with the reason.
+    pub fn inject(&self, fault: Fault) -> FaultHandle {
+        let fault = fault
+            .checked()
+            .unwrap_or_else(|why| panic!("the fault cannot be injected: {why}"));
+        let view = self.state.store().inject_fault(fault);
+        FaultHandle {
+            id: view.id,
+            state: self.state.clone(),
+        }
+    }
+
+    /// Changes what answers and webhook bodies carry, as
+    /// `PUT /_mock/settings {"responses"}` does.
+    pub fn set_responses(&self, mode: Responses) {
+        self.state.store().set_responses(mode);
+    }
+
     /// Sets a model's state, as `POST /_mock/models/{slug}/state` does.
     pub fn set_model_state(&self, slug: &str, model_state: ModelState) {
         self.state.store().set_model_state(slug, model_state);
@@ -294,7 +366,8 @@ impl MockServer {
     /// Waits until every webhook delivery attempt started so far has ended.
     /// Attempts that became due during [`advance`](Self::advance) have started
     /// by the time it returns, so `advance` then `deliveries_settled` sees them
-    /// through (a receiver that hangs ends when the clock passes 10 seconds).
+    /// through (a receiver that hangs ends after its real time to answer,
+    /// `Config::delivery_timeout_seconds`, 10 s unless set shorter).
     pub async fn deliveries_settled(&self) {
         self.state.deliverer().settled().await;
     }

@@ -79,19 +79,23 @@ impl AppState {
                 upload_key: rand::random(),
             }),
         };
-        state.seed_demo_user();
+        state.seed();
         state
     }
 
-    fn seed_demo_user(&self) {
-        let balance = Kopecks::from_rub(self.inner.config.demo_balance_rub);
+    /// What the configuration gives at start: the demo user, the fault rules,
+    /// the auto-pay time and the response mode.
+    fn seed(&self) {
+        let config = &self.inner.config;
+        let balance = Kopecks::from_rub(config.demo_balance_rub);
         let now = self.now();
-        self.store().create_user_with_key(
-            &self.inner.demo_api_key,
-            DEMO_EMAIL.into(),
-            balance,
-            now,
-        );
+        let mut store = self.store();
+        store.create_user_with_key(&self.inner.demo_api_key, DEMO_EMAIL.into(), balance, now);
+        for fault in &config.faults {
+            store.inject_fault(fault.clone());
+        }
+        store.set_auto_pay_secs(config.auto_pay_seconds);
+        store.set_responses(config.responses);
     }
 
     /// The configuration it was started with.
@@ -165,9 +169,10 @@ impl AppState {
         self.store().create_user(balance, email, now)
     }
 
-    /// Empties the store and creates the demo user again, with the same key.
+    /// Empties the store and seeds it again as at start: the demo user with the
+    /// same key, the configured fault rules, auto-pay and response mode.
     pub fn reset(&self) {
         *self.store() = Store::default();
-        self.seed_demo_user();
+        self.seed();
     }
 }

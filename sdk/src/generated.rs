@@ -495,7 +495,7 @@ Guaranteed by the service document: all three fields (rule 1 of `POST /v1/genera
     }
     /**Body of the `error` member. `details` is optional and depends on the code.
 
-Guaranteed by the service document: `code`, `message`, `requestId` and `timestamp`; `details` is optional.*/
+Guaranteed by the service document: `code`, `message`, `requestId` and `timestamp`; `details` when the code promises it (`fields` with VALIDATION_ERROR; `required` and `available` with INSUFFICIENT_BALANCE; `retryAfter` with a windowed RATE_LIMIT_ERROR; `modelSlug`, `modelId` and `streak` with MODERATION_REPEAT_BLOCKED), each marked by `x-guaranteed-when`.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct ErrorBody {
@@ -586,7 +586,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
         ///INSUFFICIENT_BALANCE: balance available now in roubles.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub available: ::std::option::Option<f64>,
-        ///VALIDATION_ERROR: one element per violation.
+        ///VALIDATION_ERROR: one element per violation; present with every VALIDATION_ERROR.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub fields: ::std::vec::Vec<FieldError>,
         ///The limit that was hit (requests per window, concurrent generations, or the daily top-up cap in roubles).
@@ -604,7 +604,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub model_id: ::std::option::Option<::std::string::String>,
-        ///MODERATION_REPEAT_BLOCKED (and model errors): public identifier of the model.
+        ///MODERATION_REPEAT_BLOCKED: public identifier of the model.
         #[serde(
             rename = "modelSlug",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -1170,6 +1170,12 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
         )]
         pub pdf_url: ::std::option::Option<::std::string::String>,
         pub status: crate::InvoiceStatus,
+        ///The closing act states the rate in force on its own date (the payment date).
+        #[serde(
+            rename = "vatPercent",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub vat_percent: ::std::option::Option<i64>,
         ///
         #[serde(
             rename = "vatRub",
@@ -2598,7 +2604,7 @@ Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUr
         pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Identifier of the top-up.
         pub id: ::uuid::Uuid,
-        ///Payment page to send the user to; null once the top-up is final.
+        ///Payment page to send the user to while the top-up is PENDING; null once it is final.
         #[serde(
             rename = "paymentUrl",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -5918,6 +5924,10 @@ Guaranteed by the service document: `secret` (the service document: the status c
                 ::std::string::String,
             >,
             status: ::std::result::Result<crate::InvoiceStatus, ::std::string::String>,
+            vat_percent: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
             vat_rub: ::std::result::Result<
                 ::std::option::Option<f64>,
                 ::std::string::String,
@@ -5936,6 +5946,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     paid_at: Ok(Default::default()),
                     pdf_url: Ok(Default::default()),
                     status: Err("no value supplied for status".to_string()),
+                    vat_percent: Ok(Default::default()),
                     vat_rub: Ok(Default::default()),
                 }
             }
@@ -6065,6 +6076,18 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     });
                 self
             }
+            pub fn vat_percent<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat_percent = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat_percent: {e}")
+                    });
+                self
+            }
             pub fn vat_rub<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::option::Option<f64>>,
@@ -6094,6 +6117,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     paid_at: value.paid_at?,
                     pdf_url: value.pdf_url?,
                     status: value.status?,
+                    vat_percent: value.vat_percent?,
                     vat_rub: value.vat_rub?,
                 })
             }
@@ -6111,6 +6135,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     paid_at: Ok(value.paid_at),
                     pdf_url: Ok(value.pdf_url),
                     status: Ok(value.status),
+                    vat_percent: Ok(value.vat_percent),
                     vat_rub: Ok(value.vat_rub),
                 }
             }
@@ -8926,7 +8951,7 @@ Aggregator of AI media generation: images, video, voice (text to speech) and mus
 
 **Versioning.** The version is the path prefix `/v1`; `/health`, `/v1/catalog/` and `/api/openapi.json` are given as shown. This document is served at `/api/openapi.json`.
 
-**Reading answers.** A schema's `required` list holds only what a client may rely on: in the records the service document describes (the generation, the webhook endpoint, the error envelope, the events) exactly the fields it guarantees; in the records it leaves to this contract, their identity and what the operation exists to return. Every other field is optional, and a client keeps working without it. Every enumeration is open: the service document says other values exist ("any status values beyond these four", "other values of media_type", the codes behind GATEWAY_* and BILLING_*), so a client keeps a value it does not know, as text, instead of failing. Members a client does not know are ignored.
+**Reading answers.** A schema's `required` list holds only what a client may rely on: in the records the service document describes (the generation, the webhook endpoint, the error envelope, the events) exactly the fields it guarantees; in the records it leaves to this contract, their identity and what the operation exists to return. Every other field is optional, and a client keeps working without it. Every enumeration is open: the service document says other values exist ("any status values beyond these four", "other values of media_type", the codes behind GATEWAY_* and BILLING_*), so a client keeps a value it does not know, as text, instead of failing. Members a client does not know are ignored. A member guaranteed only in some states carries `x-guaranteed-when`: the members of the same record (or of a record around it) and the values under which it is present, e.g. `outputUrls` when `status` is SUCCEEDED.
 
 Version: 1.0.0*/
 pub struct Client {
@@ -9179,7 +9204,7 @@ let response = client.set_requisites()
     }
     /**Top up the balance
 
-Creates a balance top-up. Limits: 5 requests per 600 seconds per user (429 RATE_LIMIT_ERROR with `retry-after`).
+Creates a balance top-up. Limits: 5 requests per 600 seconds per user, every request counted (429 RATE_LIMIT_ERROR with `retry-after`).
 
 Sends a `POST` request to `/v1/billing/topup`
 

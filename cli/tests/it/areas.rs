@@ -82,14 +82,27 @@ async fn history_refuses_an_unknown_type_before_asking_the_service() {
 }
 
 #[tokio::test]
-async fn topup_adds_to_the_balance() {
+async fn topup_tells_where_to_pay_and_the_balance_grows_once_paid() {
     let setup = Setup::new().await;
     let topup = setup
         .json(&["topup", "1500", "--return-url", "https://example.com/done"])
         .await;
     assert_eq!(topup["amountRub"], 1500.0);
-    assert_eq!(topup["status"], "SUCCEEDED");
+    assert_eq!(topup["status"], "PENDING");
+    let page = topup["paymentUrl"].as_str().expect("a payment page");
+    assert_eq!(setup.json(&["balance"]).await["availableRub"], 1000.0);
+    reqwest::Client::new()
+        .post(page.replace("/checkout", "/pay"))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
     assert_eq!(setup.json(&["balance"]).await["availableRub"], 2500.0);
+
+    let output = run(setup.cmd(&["--format", "human", "topup", "500"])).await;
+    let shown = text(&output.stdout);
+    assert!(shown.contains("pay here: http"), "{shown}");
 }
 
 #[tokio::test]

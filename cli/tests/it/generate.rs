@@ -1,5 +1,6 @@
 //! `generate` and following a generation: `get --wait`, downloads, Ctrl-C.
 
+use mediagen_mock_server::{Fault, MockServer, Responses};
 use serde_json::json;
 
 use crate::{Setup, envelope, run, scratch, text};
@@ -253,4 +254,64 @@ async fn ctrl_c_while_waiting_prints_the_id_and_the_command_that_resumes() {
         status["status"], "PENDING",
         "stopping the wait does not cancel the generation"
     );
+}
+
+#[tokio::test]
+async fn wait_with_output_works_when_the_service_sends_only_what_it_guarantees() {
+    let setup = Setup::with(
+        MockServer::builder()
+            .real_clock(50.0)
+            .responses(Responses::Minimal)
+            .start()
+            .await,
+        1000.0,
+    );
+    let dir = scratch("minimal-output");
+    let output = run(setup.cmd(&[
+        "generate",
+        "--wait",
+        "-m",
+        "flux-schnell",
+        "a lighthouse at dusk",
+        "--output",
+        dir.to_str().unwrap(),
+    ]))
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("SUCCEEDED"), "{stdout}");
+    let written: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(written.len(), 1, "the one result downloaded");
+    setup.mock.check_ledger().unwrap();
+}
+
+#[tokio::test]
+async fn a_create_refused_twice_then_answered_after_it_acted_ends_with_one_generation() {
+    let setup = Setup::fast().await;
+    setup.mock.inject(
+        Fault::error(503, "SERVICE_UNAVAILABLE")
+            .on("POST", "/v1/generations")
+            .times(2),
+    );
+    setup
+        .mock
+        .inject(Fault::drop_after().on("POST", "/v1/generations"));
+    let done = setup
+        .json(&["generate", "--wait", "-m", "flux-schnell", "a lighthouse"])
+        .await;
+    assert_eq!(done["status"], "SUCCEEDED");
+    let balance = setup.mock.balance(setup.user).expect("the user");
+    assert_eq!(
+        balance.0,
+        1000.0 - done["costRub"].as_f64().unwrap(),
+        "one charge"
+    );
+    let user = setup
+        .mock
+        .state()
+        .store()
+        .user(setup.user)
+        .cloned()
+        .expect("the user");
+    assert_eq!(user.generations.len(), 1, "one generation");
 }

@@ -21,7 +21,8 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub(super) fn new(
+    /// A violation at the JSON pointer `path` of keyword `keyword`.
+    pub fn new(
         path: impl Into<String>,
         keyword: &str,
         message: impl Into<String>,

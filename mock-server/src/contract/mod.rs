@@ -22,6 +22,7 @@ use field::{
 
 mod field;
 mod params;
+pub mod shape;
 
 pub use field::FieldError;
 pub use params::validate_params;

@@ -1,18 +1,20 @@
 //! Signed webhook delivery: one task per attempt, so one slow or dead receiver
-//! never delays the others; retries are scheduled on the mock's clock.
+//! never delays the others; retries are scheduled on the mock's clock, while
+//! the receiver's time to answer and its `retry-after` are real seconds, as
+//! the receiver lives them.
 
 pub mod lanes;
 pub mod resolve;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use uuid::Uuid;
 use webhook_verify::Webhook;
 
-use crate::clock::seconds;
+use crate::contract::shape;
 use crate::domain::address;
-use crate::domain::webhook::{DELIVERY_TIMEOUT_SECS, Trigger};
+use crate::domain::webhook::Trigger;
 use crate::state::AppState;
 use crate::store::{AttemptReport, Outgoing};
 use lanes::client_builder;
@@ -49,10 +51,10 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let Ok(_host_permit) = host.acquire().await else {
         return;
     };
-    // The clock of the attempt, and its 10 seconds, start once it may send.
+    // The attempt, and its time to answer, start once it may send.
     let started_at = state.now();
     let clock_started = Instant::now();
-    let report = send(state, message_id, &outgoing, started_at).await;
+    let report = send(state, message_id, &outgoing).await;
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let retry = state
         .store()
@@ -62,12 +64,7 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     }
 }
 
-async fn send(
-    state: &AppState,
-    message_id: Uuid,
-    outgoing: &Outgoing,
-    started_at: DateTime<Utc>,
-) -> AttemptReport {
+async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
     let failed = |error: String| AttemptReport {
         status: None,
         retry_after_secs: None,
@@ -103,7 +100,7 @@ async fn send(
         },
         None => deliverer.client().clone(),
     };
-    let request = client
+    let mut request = client
         .post(url)
         .header("content-type", "application/json")
         .header(webhook_verify::HEADER_WEBHOOK_ID, &id)
@@ -113,14 +110,19 @@ async fn send(
         )
         .header(webhook_verify::HEADER_WEBHOOK_SIGNATURE, signature)
         .body(outgoing.payload.clone());
+    if outgoing.extra_header {
+        request = request.header(shape::EXTRA_HEADER, shape::EXTRA_HEADER_VALUE);
+    }
     let exchange = async {
         let mut response = request.send().await?;
         let status = response.status().as_u16();
+        // The receiver counts in real seconds; the schedule runs on the mock's clock.
         let retry_after_secs = response
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|real| (real as f64 * state.clock().edge_scale()).ceil() as u64);
         let mut body = Vec::new();
         while body.len() < READ_LIMIT {
             match response.chunk().await? {
@@ -135,12 +137,12 @@ async fn send(
             body,
         })
     };
-    // The 10-second limit runs on the mock's clock, so a test can make a
-    // receiver time out by advancing it.
-    let deadline = started_at + seconds(DELIVERY_TIMEOUT_SECS);
-    tokio::select! {
-        answer = exchange => answer.unwrap_or_else(|err| failed(transport_error(&err))),
-        () = state.clock().sleep_until(deadline) => failed(format!("no answer within {DELIVERY_TIMEOUT_SECS} s")),
+    // The time to answer is real: a receiver answering in 1.5 s answers in
+    // time whatever the mock's clock does.
+    let limit = state.config().delivery_timeout_seconds;
+    match tokio::time::timeout(Duration::from_secs_f64(limit), exchange).await {
+        Ok(answer) => answer.unwrap_or_else(|err| failed(transport_error(&err))),
+        Err(_) => failed(format!("no answer within {limit} s")),
     }
 }
 

@@ -12,14 +12,27 @@ pub const UPLOAD_URL_MINUTES: i64 = 15;
 
 const MIB: u64 = 1024 * 1024;
 
+/// The content types the service takes, each with its largest file.
+const LIMITS: [(&str, u64); 6] = [
+    ("image/png", 20 * MIB),
+    ("image/jpeg", 20 * MIB),
+    ("image/webp", 20 * MIB),
+    ("audio/wav", 50 * MIB),
+    ("audio/mpeg", 50 * MIB),
+    ("video/mp4", 100 * MIB),
+];
+
+/// The content types the service takes.
+pub fn content_types() -> impl Iterator<Item = &'static str> {
+    LIMITS.iter().map(|(t, _)| *t)
+}
+
 /// The largest file accepted for a content type, or `None` for an unsupported type.
 pub fn max_size(content_type: &str) -> Option<u64> {
-    match content_type {
-        "image/png" | "image/jpeg" | "image/webp" => Some(20 * MIB),
-        "audio/wav" | "audio/mpeg" => Some(50 * MIB),
-        "video/mp4" => Some(100 * MIB),
-        _ => None,
-    }
+    LIMITS
+        .iter()
+        .find(|(t, _)| *t == content_type)
+        .map(|(_, max)| *max)
 }
 
 /// Why an upload was refused (400 `VALIDATION_ERROR` at `POST /v1/files`).

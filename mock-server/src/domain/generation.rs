@@ -70,6 +70,17 @@ impl Status {
     pub fn is_active(self) -> bool {
         matches!(self, Self::Pending | Self::Processing)
     }
+
+    /// The name the API gives the status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Processing => "PROCESSING",
+            Self::Succeeded => "SUCCEEDED",
+            Self::Failed => "FAILED",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
 }
 
 /// The `errorCode` of a failed task (service document, failure codes).

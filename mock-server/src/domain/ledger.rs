@@ -52,7 +52,7 @@ pub struct Account {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("balance {available:?} is below the cost {required:?}")]
+#[error("balance {available} RUB is below the cost {required} RUB")]
 pub struct Insufficient {
     pub required: Kopecks,
     pub available: Kopecks,
@@ -222,7 +222,8 @@ impl Ledger {
         for (user_id, account) in &self.accounts {
             if account.available + account.reserved != account.credited - account.kept {
                 return Err(format!(
-                    "user {user_id}: {account:?} breaks available + reserved = credited - kept"
+                    "user {user_id}: available {} + reserved {} is not credited {} - kept {} RUB",
+                    account.available, account.reserved, account.credited, account.kept
                 ));
             }
             let open: Kopecks = self
@@ -236,7 +237,7 @@ impl Ledger {
                 .sum();
             if open != account.reserved {
                 return Err(format!(
-                    "user {user_id}: reserved {:?} but open reservations sum to {open:?}",
+                    "user {user_id}: reserved {} RUB but open reservations sum to {open} RUB",
                     account.reserved
                 ));
             }

@@ -5,6 +5,7 @@ pub mod address;
 pub mod auth;
 pub mod billing;
 pub mod catalog;
+pub mod fault;
 pub mod file;
 pub mod generation;
 pub mod idempotency;

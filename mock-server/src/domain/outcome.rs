@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::UserId;
+use super::fault::InjectedError;
 use super::generation::{FailureCode, Plan};
 
 /// A rule from `POST /_mock/outcomes`: the next `count` matching tasks end this way.
@@ -83,15 +84,19 @@ impl Outcomes {
     }
 }
 
-/// Directives a person can type into a prompt, for terminal demos:
+/// Directives a person can type into a prompt, for terminal demos and for
+/// clients that cannot reach the control API:
 ///
 /// - `mock:fail=<errorCode>` ends the task with that failure code;
 /// - `mock:succeed` ends it well (overriding a forced outcome);
-/// - `mock:delay=<seconds>` makes each worker attempt take that long.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// - `mock:delay=<seconds>` makes each worker attempt take that long;
+/// - `mock:http=<status>:<CODE>` answers the create with that error instead
+///   of creating anything (`mock:http=503`, `mock:http=502:PAYMENT_ERROR`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MagicPrompt {
     pub plan: Option<Plan>,
     pub delay_secs: Option<f64>,
+    pub http: Option<InjectedError>,
 }
 
 impl MagicPrompt {
@@ -109,6 +114,14 @@ impl MagicPrompt {
                     ));
                 }
                 "succeed" => magic.plan = Some(Plan::Succeed),
+                "http" => {
+                    let (status, code) = value.split_once(':').unwrap_or((value, ""));
+                    // A directive that cannot be an error answer is just a word.
+                    magic.http = status.parse::<u16>().ok().and_then(|status| {
+                        InjectedError::new(Some(status), Some(code).filter(|c| !c.is_empty()), None)
+                            .ok()
+                    });
+                }
                 "delay" => {
                     magic.delay_secs = value
                         .parse::<f64>()
@@ -165,5 +178,27 @@ mod tests {
             MagicPrompt::parse("mock:delay=-1 mock:delay=NaN").delay_secs,
             None
         );
+    }
+
+    #[test]
+    fn an_http_directive_names_a_status_and_optionally_a_code() {
+        let both = MagicPrompt::parse("x mock:http=502:PAYMENT_ERROR")
+            .http
+            .expect("an error");
+        assert_eq!((both.status, both.code.as_str()), (502, "PAYMENT_ERROR"));
+        let status = MagicPrompt::parse("mock:http=503").http.expect("an error");
+        assert_eq!(status.code, "SERVICE_UNAVAILABLE");
+        for not_an_error in [
+            "mock:http=200",
+            "mock:http=abc",
+            "mock:http=500:lower",
+            "mock:http=",
+        ] {
+            assert_eq!(
+                MagicPrompt::parse(not_an_error).http,
+                None,
+                "{not_an_error}"
+            );
+        }
     }
 }

@@ -11,7 +11,8 @@ use super::UserId;
 pub const MAX_ENDPOINTS: usize = 5;
 /// Retries after the first attempt of a message.
 pub const MAX_RETRIES: u32 = 15;
-/// A receiver that has not answered after this long has failed the attempt.
+/// A receiver that has not answered after this many real seconds has failed
+/// the attempt (the default of `--delivery-timeout-seconds`).
 pub const DELIVERY_TIMEOUT_SECS: f64 = 10.0;
 /// Consecutive failures (30 × 24) that deactivate an endpoint.
 pub const DEACTIVATE_AFTER: u32 = 720;

@@ -19,8 +19,9 @@ use crate::domain::UserId;
 use crate::domain::billing::{BillingRefusal, DAILY_TOPUP_CAP, Invoice, InvoiceStatus};
 use crate::domain::ledger::EntryKind;
 use crate::domain::money::Kopecks;
+use crate::domain::rate_limit::TOPUP;
 use crate::domain::requisites::{self, Requisites};
-use crate::error::{ApiError, Result};
+use crate::error::{ApiError, Result, Window};
 use crate::render::pdf::{self, InvoiceDoc, Line};
 use crate::state::AppState;
 use crate::wire::billing as view;
@@ -103,9 +104,10 @@ async fn set_requisites(
 ) -> Result<Json<Value>> {
     let body = json_body(&state, &headers, body, "RequisitesInput")?;
     let given: Requisites = serde_json::from_value(body).map_err(|e| {
+        let message = format!("Requisites do not match the schema: {e}");
         ApiError::validation(
-            format!("Requisites do not match the schema: {e}"),
-            Vec::new(),
+            message.clone(),
+            vec![FieldError::new("", "type", message, json!({}))],
         )
     })?;
     // Stored trimmed, so documents print what was meant.
@@ -158,9 +160,12 @@ async fn create_invoice(
 /// A billing rule refused: the envelope of its code.
 fn refused(refusal: BillingRefusal) -> ApiError {
     match refusal {
-        BillingRefusal::TooManyTopups(window) => ApiError::RateLimited {
+        BillingRefusal::TooManyTopups { retry_after } => ApiError::RateLimited {
             message: refusal.to_string(),
-            retry_after: Some(window.retry_after()),
+            window: Some(Window {
+                limit: TOPUP.max,
+                retry_after,
+            }),
         },
         BillingRefusal::DailyCapExceeded => ApiError::DailyCapExceeded {
             message: refusal.to_string(),
@@ -234,7 +239,6 @@ fn document(invoice: &Invoice, buyer: &Requisites, render: fn(&InvoiceDoc) -> Ve
         buyer,
         lines: &lines,
         total_kopecks: invoice.amount.0,
-        vat_kopecks: invoice.vat.0,
     })
 }
 
@@ -269,9 +273,9 @@ async fn get_invoice_act(
     ))
 }
 
-/// A top-up: 5 per 600 seconds per user, the daily cap, then the money.
-///
-/// The mock has no payment page: a top-up succeeds at once and is credited.
+/// A top-up: 5 per 600 seconds per user, the daily cap, then a `PENDING`
+/// top-up whose `paymentUrl` is the mock's payment page; paying it there (or
+/// `POST /_mock/topups/{id}/pay`, or the auto-pay setting) credits the balance.
 async fn create_topup(
     State(state): State<AppState>,
     user: AuthUser,
@@ -279,11 +283,14 @@ async fn create_topup(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Response> {
     let now = state.now();
+    let scale = state.clock().edge_scale();
     let window = state.store().count_topup(user.user_id, now);
     let result = if window.allowed || !state.config().rate_limits {
         topup(&state, user.user_id, &headers, body, now)
     } else {
-        Err(refused(BillingRefusal::TooManyTopups(window)))
+        Err(refused(BillingRefusal::TooManyTopups {
+            retry_after: window.retry_after(scale),
+        }))
     };
     let mut response = match result {
         Ok(value) => (StatusCode::CREATED, Json(value)).into_response(),
@@ -293,7 +300,10 @@ async fn create_topup(
     let headers = response.headers_mut();
     headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
     headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
-    headers.insert("x-ratelimit-reset", HeaderValue::from(window.reset_secs));
+    headers.insert(
+        "x-ratelimit-reset",
+        HeaderValue::from(window.reset_secs(scale)),
+    );
     Ok(response)
 }
 
@@ -310,5 +320,5 @@ fn topup(
         .store()
         .top_up(user_id, amount, now)
         .map_err(refused)?;
-    Ok(view::topup(&record))
+    Ok(view::topup(state.base_url(), &record))
 }

@@ -45,7 +45,15 @@ async fn create_file_upload(
     let content_type = body["contentType"].as_str().unwrap_or_default().to_owned();
     let size = body["sizeBytes"].as_u64().unwrap_or(0);
     let max = file::check_upload(&content_type, size).map_err(|refusal| match refusal {
-        UploadRefusal::Unsupported(_) => ApiError::validation(refusal.to_string(), Vec::new()),
+        UploadRefusal::Unsupported(_) => ApiError::validation(
+            refusal.to_string(),
+            vec![FieldError::new(
+                "/contentType",
+                "enum",
+                "must be equal to one of the allowed values",
+                json!({"allowedValues": file::content_types().collect::<Vec<_>>()}),
+            )],
+        ),
         UploadRefusal::TooLarge { max, .. } => ApiError::Validation {
             message: refusal.to_string(),
             fields: vec![FieldError {
@@ -140,9 +148,10 @@ async fn upload(
             .into_response();
         }
         Err(rejection) => {
+            let message = format!("Could not read the upload: {rejection}");
             return ApiError::validation(
-                format!("Could not read the upload: {rejection}"),
-                Vec::new(),
+                message.clone(),
+                vec![FieldError::new("", "body", message, json!({}))],
             )
             .into_response();
         }
@@ -160,7 +169,26 @@ async fn upload(
         Err(UploadError::Deleted) => {
             ApiError::not_found(UploadError::Deleted.to_string()).into_response()
         }
-        Err(refused) => ApiError::validation(refused.to_string(), Vec::new()).into_response(),
+        Err(refused) => {
+            let field = match &refused {
+                UploadError::WrongType(declared) => FieldError::new(
+                    "/headers/Content-Type",
+                    "const",
+                    "must be equal to constant",
+                    json!({"allowedValue": declared}),
+                ),
+                UploadError::TooLarge { declared, .. } => FieldError::new(
+                    "",
+                    "maxLength",
+                    format!("must NOT have more than {declared} bytes"),
+                    json!({"limit": declared}),
+                ),
+                UploadError::Deleted => {
+                    FieldError::new("", "invalid", refused.to_string(), json!({}))
+                }
+            };
+            ApiError::validation(refused.to_string(), vec![field]).into_response()
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use super::{AuthUser, Path, Query, json_body, query_error, uuid_param};
+use super::{AuthUser, Path, Query, json_body, query_error};
 use crate::clock::seconds;
 use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
@@ -16,6 +16,7 @@ use crate::domain::catalog::{ModelState, PRICING_MISSING};
 use crate::domain::generation::{CreateRefusal, Generation, Status};
 use crate::domain::idempotency::{self, Begin};
 use crate::domain::money::Kopecks;
+use crate::domain::outcome::MagicPrompt;
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
 use crate::store::CreateRequest;
@@ -58,7 +59,16 @@ fn prepare(
         ModelState::CircuitOpen => return Err(ApiError::UpstreamCircuitOpen(model.slug)),
         ModelState::MarginGuard => return Err(ApiError::MarginGuard(model.slug)),
         ModelState::PricingMissing => {
-            return Err(ApiError::validation(PRICING_MISSING, Vec::new()));
+            return Err(ApiError::Validation {
+                message: PRICING_MISSING.into(),
+                fields: vec![FieldError::new(
+                    "/modelSlug",
+                    "pricing",
+                    PRICING_MISSING,
+                    json!({"modelSlug": model.slug}),
+                )],
+                details: Some(json!({"modelSlug": model.slug})),
+            });
         }
     }
     let params = value["params"].as_object().cloned().unwrap_or_default();
@@ -72,6 +82,7 @@ fn prepare(
     let prompt = value["prompt"].as_str().unwrap_or_default().to_owned();
     let cost = model.cost(&prompt, &params);
     Ok(CreateRequest {
+        magic: MagicPrompt::parse(&prompt),
         model,
         prompt,
         params,
@@ -157,6 +168,9 @@ fn create_now(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Generation> {
     let request = prepare(state, headers, body, "CreateGenerationRequest")?;
+    if let Some(error) = request.magic.http.clone() {
+        return Err(ApiError::Injected(error));
+    }
     let generation = state
         .store()
         .create_generation(user_id, request, state.now(), state.config().queue_seconds)
@@ -164,7 +178,7 @@ fn create_now(
             // Rule 5: no retry-after, since only a task ending frees a slot.
             CreateRefusal::TooManyActive => ApiError::RateLimited {
                 message: refusal.to_string(),
-                retry_after: None,
+                window: None,
             },
             CreateRefusal::Insufficient {
                 required,
@@ -207,12 +221,20 @@ async fn estimate_generation(
 
 /// The caller's generation `id`; another user's is answered as missing (Authentication 6).
 fn own_generation(state: &AppState, user_id: UserId, id: &str) -> Result<Generation> {
-    let id = uuid_param(id, "id")?;
+    let id = generation_id(id)?;
     state
         .store()
         .own_generation(user_id, id)
         .cloned()
         .ok_or_else(|| not_found(id))
+}
+
+/// A generation's id from the path: every id is a UUID, so any other text
+/// names a generation that does not exist (404, as the document says of a
+/// missing one), not a malformed request.
+fn generation_id(raw: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(raw)
+        .map_err(|_| ApiError::not_found(format!("Generation {raw} not found")))
 }
 
 fn not_found(id: uuid::Uuid) -> ApiError {
@@ -233,7 +255,7 @@ async fn cancel_generation(
     user: AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<GenerationView>> {
-    let id = uuid_param(&id, "id")?;
+    let id = generation_id(&id)?;
     let now = state.now();
     let cancelled = state
         .store()
@@ -241,8 +263,9 @@ async fn cancel_generation(
         .ok_or_else(|| not_found(id))?
         .map_err(|running| {
             ApiError::Conflict(format!(
-                "Generation {} is {:?}; only a PENDING generation can be cancelled",
-                running.id, running.status
+                "Generation {} is {}; only a PENDING generation can be cancelled",
+                running.id,
+                running.status.as_str()
             ))
         })?;
     Ok(Json(GenerationView::new(&cancelled, state.base_url())))

@@ -15,19 +15,23 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::config::Responses;
 use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::auth::{self, AuthRefusal, Scope};
-use crate::error::{ApiError, REQUEST, RequestContext, Result, new_request_id};
+use crate::domain::fault::Effect;
+use crate::error::{ApiError, REQUEST, RequestContext, Result, Window, new_request_id};
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
 
 pub mod account;
 pub mod billing;
+pub mod faults;
 pub mod files;
 pub mod generations;
 pub mod meta;
 pub mod outputs;
+pub mod responses;
 pub mod webhooks;
 
 /// Every route of the service (not the control API), behind the service middleware.
@@ -113,8 +117,13 @@ fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
     }
 }
 
-/// Request id, rate limits, authentication, the request log and the
+/// Request id, faults, rate limits, authentication, the request log and the
 /// `x-ratelimit-*` headers, for every request of the service.
+///
+/// A fault rule comes before every rule of the service, so it applies under
+/// the limits, authentication and validation alike; only a connection dropped
+/// before acting skips the limits too, since such a request never reaches the
+/// service.
 async fn service_middleware(
     State(state): State<AppState>,
     mut request: Request,
@@ -131,11 +140,21 @@ async fn service_middleware(
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
 
-    // One lock for the limits and the key: every request of the service takes it.
-    let (decision, caller) = {
+    // One lock for the key, the faults, the limits and the response mode:
+    // every request takes it.
+    let (caller, fault, decision, mode) = {
         let mut store = state.store();
-        let decision = store.admit(method.as_str(), &path, &ip, ctx.received_at);
-        (decision, authenticate(&store, request.headers()))
+        let caller = authenticate(&store, request.headers());
+        let user_id = match caller {
+            Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
+            _ => None,
+        };
+        let fault = store.take_fault(method.as_str(), &path, user_id);
+        let decision = match fault {
+            Some((_, Effect::Drop)) => None,
+            _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
+        };
+        (caller, fault, decision, store.responses())
     };
     let user_id = match caller {
         Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
@@ -144,24 +163,55 @@ async fn service_middleware(
     if let Some(caller) = caller {
         request.extensions_mut().insert(caller);
     }
-    let idempotency_key = request
-        .headers()
-        .get("idempotency-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-
-    let mut response = if decision.allowed || !state.config().rate_limits {
-        REQUEST.scope(ctx.clone(), next.run(request)).await
-    } else {
-        let error = ApiError::RateLimited {
-            message: decision.refusal_message(),
-            retry_after: Some(decision.retry_after()),
-        };
-        REQUEST
-            .scope(ctx.clone(), async { error.into_response() })
-            .await
+    let (fault_id, effect) = fault.unzip();
+    let mut entry = LoggedRequest {
+        request_id: ctx.request_id.clone(),
+        at: ctx.received_at,
+        method: method.to_string(),
+        path,
+        status: None,
+        ip,
+        user_id,
+        idempotency_key: request
+            .headers()
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        fault: fault_id,
+    };
+    let Some(decision) = decision else {
+        state.store().log_request(entry);
+        return faults::dropped();
     };
 
+    let scale = state.clock().edge_scale();
+    let mut response = match effect {
+        Some(Effect::Error(ref error)) => {
+            let error = ApiError::Injected(error.clone());
+            REQUEST
+                .scope(ctx.clone(), async { error.into_response() })
+                .await
+        }
+        _ if decision.allowed || !state.config().rate_limits => {
+            REQUEST.scope(ctx.clone(), next.run(request)).await
+        }
+        _ => {
+            let error = ApiError::RateLimited {
+                message: decision.refusal_message(scale),
+                window: Some(Window {
+                    limit: decision.decided_by,
+                    retry_after: decision.retry_after(scale),
+                }),
+            };
+            REQUEST
+                .scope(ctx.clone(), async { error.into_response() })
+                .await
+        }
+    };
+
+    if mode != Responses::Full {
+        response = responses::shaped(mode, method.as_str(), &entry.path, response).await;
+    }
     let headers = response.headers_mut();
     // A route with a limit of its own per user (top-up) has set these already.
     if !headers.contains_key("x-ratelimit-limit") {
@@ -170,23 +220,27 @@ async fn service_middleware(
             "x-ratelimit-remaining",
             HeaderValue::from(decision.remaining),
         );
-        headers.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+        headers.insert(
+            "x-ratelimit-reset",
+            HeaderValue::from(decision.reset_secs(scale)),
+        );
     }
     if let Ok(id) = HeaderValue::from_str(&ctx.request_id) {
         headers.insert("x-request-id", id);
     }
 
-    state.store().log_request(LoggedRequest {
-        request_id: ctx.request_id,
-        at: ctx.received_at,
-        method: method.to_string(),
-        path,
-        status: response.status().as_u16(),
-        ip,
-        user_id,
-        idempotency_key,
-    });
-    response
+    // The status is the one the service decided on, even when a fault then
+    // drops the answer: the log tells what happened on the service's side.
+    entry.status = Some(response.status().as_u16());
+    state.store().log_request(entry);
+    match effect {
+        Some(Effect::DropAfter) => faults::dropped(),
+        Some(Effect::Delay { seconds }) => {
+            faults::delay(seconds).await;
+            response
+        }
+        _ => response,
+    }
 }
 
 /// Path parameters, as `axum::extract::Path` reads them, but a path it cannot
@@ -280,9 +334,10 @@ pub fn json_value(
                 limit: state.config().body_limit_bytes,
             }
         } else {
+            let message = format!("Could not read the request body: {rejection}");
             ApiError::validation(
-                format!("Could not read the request body: {rejection}"),
-                Vec::new(),
+                message.clone(),
+                vec![FieldError::new("", "body", message, serde_json::json!({}))],
             )
         }
     })?;

@@ -15,7 +15,9 @@ use crate::contract::FieldError;
 use crate::delivery;
 use crate::domain::UserId;
 use crate::domain::address;
-use crate::domain::webhook::{self, EVENT_FILTERS, Endpoint, EndpointRefusal, Trigger};
+use crate::domain::webhook::{
+    self, EVENT_FILTERS, Endpoint, EndpointRefusal, MAX_ENDPOINTS, Trigger,
+};
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
 use crate::store::EndpointChange;
@@ -51,7 +53,15 @@ pub fn router() -> Router<AppState> {
 /// An endpoint rule refused: 400 `VALIDATION_ERROR` with the document's message.
 fn refused(refusal: EndpointRefusal) -> ApiError {
     match refusal {
-        EndpointRefusal::TooMany => ApiError::validation(refusal.to_string(), Vec::new()),
+        EndpointRefusal::TooMany => ApiError::validation(
+            refusal.to_string(),
+            vec![FieldError::new(
+                "",
+                "maxItems",
+                refusal.to_string(),
+                json!({"limit": MAX_ENDPOINTS}),
+            )],
+        ),
         EndpointRefusal::UnknownEvents(ref unknown) => ApiError::Validation {
             fields: unknown
                 .iter()
@@ -108,7 +118,7 @@ async fn create_webhook_endpoint(
     let raw = json_value(&state, &headers, body)?;
     // The cap comes first, as the document's table lists it; it is counted again
     // when the endpoint is added.
-    if state.store().endpoint_count(user.user_id) >= webhook::MAX_ENDPOINTS {
+    if state.store().endpoint_count(user.user_id) >= MAX_ENDPOINTS {
         return Err(refused(EndpointRefusal::TooMany));
     }
     let event_types = event_types(&raw)?.unwrap_or_default();
@@ -256,13 +266,8 @@ async fn send_test_webhook(
     let event_id = webhook::new_event_id();
     let body = events::sample(event_type, state.base_url(), &event_id, now);
     let mut store = state.store();
-    let message_id = store.enqueue_message(
-        &endpoint,
-        event_type,
-        event_id,
-        serde_json::to_vec(&body).unwrap_or_default(),
-        now,
-    );
+    let bytes = events::body_bytes(&body, store.responses());
+    let message_id = store.enqueue_message(&endpoint, event_type, event_id, bytes, now);
     let answer = store.message(message_id).map(|m| view::queued(m, now));
     drop(store);
     state.worker_notify().notify_one();

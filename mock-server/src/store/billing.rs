@@ -7,8 +7,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Store;
+use super::jobs::JobKind;
+use crate::clock::seconds;
 use crate::domain::UserId;
-use crate::domain::billing::{self, BillingRefusal, Invoice, InvoiceStatus, Topup};
+use crate::domain::billing::{self, BillingRefusal, Invoice, InvoiceStatus, Topup, TopupStatus};
 use crate::domain::ledger::{Charge, Entry, EntryKind};
 use crate::domain::money::Kopecks;
 use crate::domain::rate_limit::{Decision, TOPUP};
@@ -149,8 +151,9 @@ impl Store {
         self.rate.hit(TOPUP, &user_id.to_string(), now)
     }
 
-    /// A top-up by card: within the daily cap, the balance is credited at once
-    /// (the mock has no payment page).
+    /// A top-up by card: within the daily cap, a `PENDING` top-up waiting for the
+    /// user to pay on its payment page (`settle_topup`), or paid by itself after
+    /// the auto-pay time when one is set.
     pub fn top_up(
         &mut self,
         user_id: UserId,
@@ -164,12 +167,60 @@ impl Store {
             id: Uuid::new_v4(),
             user_id,
             amount,
+            status: TopupStatus::Pending,
             at: now,
+            finished_at: None,
         };
-        // The user was authenticated, so its account exists.
-        self.ledger.top_up(user_id, amount, now).ok();
+        if let Some(secs) = self.auto_pay_secs {
+            self.jobs
+                .schedule(now + seconds(secs), record.id, JobKind::PayTopup);
+        }
         self.topups.push(record.clone());
         Ok(record)
+    }
+
+    /// A top-up by its id.
+    pub fn topup(&self, id: Uuid) -> Option<&Topup> {
+        self.topups.iter().find(|t| t.id == id)
+    }
+
+    /// The payment of a `PENDING` top-up went through (`paid`: the balance is
+    /// credited, it is `SUCCEEDED`) or failed (`FAILED`, nothing credited).
+    /// `None` when there is no such top-up, `Err` with it when it is already final.
+    pub fn settle_topup(
+        &mut self,
+        id: Uuid,
+        paid: bool,
+        now: DateTime<Utc>,
+    ) -> Option<Result<Topup, Topup>> {
+        let topup = self.topups.iter_mut().find(|t| t.id == id)?;
+        if topup.status != TopupStatus::Pending {
+            return Some(Err(topup.clone()));
+        }
+        topup.status = if paid {
+            TopupStatus::Succeeded
+        } else {
+            TopupStatus::Failed
+        };
+        topup.finished_at = Some(now);
+        let settled = topup.clone();
+        if paid {
+            // The top-up's user was authenticated to create it, so it has an account.
+            self.ledger
+                .top_up(settled.user_id, settled.amount, now)
+                .ok();
+        }
+        Some(Ok(settled))
+    }
+
+    /// Seconds after which a new top-up pays itself, if set.
+    pub fn auto_pay_secs(&self) -> Option<f64> {
+        self.auto_pay_secs
+    }
+
+    /// Sets (or with `None` clears) the time after which new top-ups pay themselves.
+    pub fn set_auto_pay_secs(&mut self, secs: Option<f64>) {
+        self.auto_pay_secs = secs;
     }
 }
 
@@ -180,11 +231,32 @@ mod tests {
     use crate::store::tests::{at, with_user};
 
     #[test]
-    fn a_top_up_credits_the_balance_and_shows_as_a_completed_entry() {
+    fn a_top_up_waits_for_payment_then_credits_the_balance_once() {
         let (mut store, user) = with_user(0.0);
-        let topup = store.top_up(user.user_id, Kopecks(50_000), at(1));
+        let entries = store.history(user.user_id).len();
+        let topup = store.top_up(user.user_id, Kopecks(50_000), at(1)).unwrap();
+        assert_eq!(
+            (topup.amount, topup.status),
+            (Kopecks(50_000), TopupStatus::Pending)
+        );
+        assert_eq!(store.account(user.user_id).unwrap().available, Kopecks(0));
+        assert_eq!(
+            store.history(user.user_id).len(),
+            entries,
+            "nothing paid yet"
+        );
 
-        assert_eq!(topup.unwrap().amount, Kopecks(50_000));
+        let paid = store.settle_topup(topup.id, true, at(2)).unwrap().unwrap();
+        assert_eq!(paid.status, TopupStatus::Succeeded);
+        assert!(
+            store.settle_topup(topup.id, true, at(3)).unwrap().is_err(),
+            "not twice"
+        );
+        assert!(
+            store.settle_topup(topup.id, false, at(3)).unwrap().is_err(),
+            "a paid top-up does not fail later"
+        );
+        assert!(store.settle_topup(Uuid::new_v4(), true, at(3)).is_none());
         assert_eq!(
             store.account(user.user_id).unwrap().available,
             Kopecks(50_000)
@@ -206,26 +278,53 @@ mod tests {
         let refused = store.count_topup(user.user_id, at(10));
 
         assert!(!refused.allowed);
+        assert_eq!(refused.retry_after(1.0), 590);
         assert_eq!(
-            BillingRefusal::TooManyTopups(refused).to_string(),
-            format!(
-                "At most 5 top-ups per 600 seconds; retry after {} s",
-                refused.reset_secs
-            )
+            BillingRefusal::TooManyTopups { retry_after: 590 }.to_string(),
+            "At most 5 top-ups per 600 seconds; retry after 590 s"
         );
         assert!(store.count_topup(user.user_id, at(600)).allowed);
     }
 
     #[test]
-    fn the_daily_cap_counts_the_days_top_ups() {
+    fn the_daily_cap_counts_the_days_top_ups_paid_or_waiting_but_not_failed() {
         let (mut store, user) = with_user(0.0);
-        store.top_up(user.user_id, DAILY_TOPUP_CAP, at(0)).unwrap();
+        let waiting = store.top_up(user.user_id, DAILY_TOPUP_CAP, at(0)).unwrap();
         assert_eq!(
             store.top_up(user.user_id, Kopecks(100), at(1)).unwrap_err(),
             BillingRefusal::DailyCapExceeded
         );
+        store
+            .settle_topup(waiting.id, false, at(2))
+            .unwrap()
+            .unwrap();
+        let paid = store.top_up(user.user_id, DAILY_TOPUP_CAP, at(3)).unwrap();
+        store.settle_topup(paid.id, true, at(4)).unwrap().unwrap();
+        assert_eq!(
+            store.top_up(user.user_id, Kopecks(100), at(5)).unwrap_err(),
+            BillingRefusal::DailyCapExceeded
+        );
         // The next UTC day starts afresh.
         assert!(store.top_up(user.user_id, Kopecks(100), at(86_400)).is_ok());
+    }
+
+    #[test]
+    fn with_auto_pay_a_top_up_pays_itself_when_its_time_comes() {
+        let (mut store, user) = with_user(0.0);
+        store.set_auto_pay_secs(Some(30.0));
+        let topup = store.top_up(user.user_id, Kopecks(10_000), at(0)).unwrap();
+        store.run_due(at(29), "http://mock");
+        assert_eq!(store.topup(topup.id).unwrap().status, TopupStatus::Pending);
+        store.run_due(at(30), "http://mock");
+        assert_eq!(
+            store.topup(topup.id).unwrap().status,
+            TopupStatus::Succeeded
+        );
+        assert_eq!(
+            store.account(user.user_id).unwrap().available,
+            Kopecks(10_000)
+        );
+        store.check_invariants().unwrap();
     }
 
     #[test]

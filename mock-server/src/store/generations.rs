@@ -33,6 +33,8 @@ pub struct CreateRequest {
     pub params: Map<String, Value>,
     /// What it costs.
     pub cost: Kopecks,
+    /// The directives of its prompt.
+    pub magic: MagicPrompt,
 }
 
 impl Store {
@@ -84,7 +86,7 @@ impl Store {
                 });
             }
         }
-        let magic = MagicPrompt::parse(&request.prompt);
+        let magic = request.magic;
         let forced = self.outcomes.take(user_id, &request.model.slug);
         let plan = if request.prompt.chars().count() > request.model.max_prompt_length {
             Plan::Fail(FailureCode::PromptTooLong)
@@ -202,6 +204,10 @@ impl Store {
         while let Some(job) = self.jobs.pop_due(now) {
             match job.kind {
                 JobKind::Deliver => deliveries.push(job.target),
+                JobKind::PayTopup => {
+                    // Paid or failed by hand before its time: nothing to do.
+                    self.settle_topup(job.target, true, job.due);
+                }
                 JobKind::Start | JobKind::EndAttempt => self.apply(job, base_url),
             }
         }
@@ -237,7 +243,7 @@ impl Store {
                 return;
             }
             JobKind::EndAttempt => generation.end_attempt(job.due),
-            JobKind::Deliver => return,
+            JobKind::Deliver | JobKind::PayTopup => return,
         };
         let (user_id, slug, attempt_secs) = (
             generation.user_id,
@@ -318,7 +324,7 @@ impl Store {
         }
         let event_id = webhook::new_event_id();
         let body = events::for_generation(generation, base_url, &event_id, at);
-        let bytes = serde_json::to_vec(&body).unwrap_or_default();
+        let bytes = events::body_bytes(&body, self.responses);
         for endpoint in &targets {
             self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
         }
@@ -341,6 +347,7 @@ mod tests {
             prompt: prompt.to_owned(),
             params: Map::new(),
             cost: Kopecks::from_rub(rub),
+            magic: MagicPrompt::parse(prompt),
         }
     }
 

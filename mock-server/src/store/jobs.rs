@@ -1,6 +1,6 @@
 //! The jobs the worker applies on the mock's clock: a task leaving `PENDING`, a
-//! worker attempt ending, a scheduled delivery attempt. Ordered by when they are
-//! due, then by when they were scheduled.
+//! worker attempt ending, a scheduled delivery attempt, a top-up paying itself.
+//! Ordered by when they are due, then by when they were scheduled.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,6 +17,8 @@ pub(super) enum JobKind {
     EndAttempt,
     /// A scheduled delivery attempt of a webhook message.
     Deliver,
+    /// A top-up pays itself (the auto-pay setting).
+    PayTopup,
 }
 
 /// One scheduled job.
@@ -24,7 +26,7 @@ pub(super) enum JobKind {
 pub(super) struct Job {
     pub(super) due: DateTime<Utc>,
     seq: u64,
-    /// The generation, or the message for `Deliver`.
+    /// The generation, the message for `Deliver`, the top-up for `PayTopup`.
     pub(super) target: Uuid,
     pub(super) kind: JobKind,
 }

@@ -25,10 +25,12 @@ pub use files::UploadError;
 pub use generations::CreateRequest;
 pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
 
+use crate::config::Responses;
 use crate::domain::UserId;
 use crate::domain::auth::{self, IssuedKey, Scope, StoredKey};
 use crate::domain::billing::{Invoice, Topup};
 use crate::domain::catalog::ModelState;
+use crate::domain::fault::{Effect, Fault, FaultView, Faults};
 use crate::domain::file::StoredFile;
 use crate::domain::generation::Generation;
 use crate::domain::idempotency::Idempotency;
@@ -81,14 +83,17 @@ pub struct LoggedRequest {
     pub method: String,
     /// The path, without the query.
     pub path: String,
-    /// The status answered.
-    pub status: u16,
+    /// The status the service answered with; `None` when a fault dropped the
+    /// connection before the service acted.
+    pub status: Option<u16>,
     /// The caller's address.
     pub ip: String,
     /// The authenticated user, if any.
     pub user_id: Option<UserId>,
     /// The `Idempotency-Key` sent, if any.
     pub idempotency_key: Option<String>,
+    /// The fault rule that applied to it, if any.
+    pub fault: Option<String>,
 }
 
 /// A message the service would send by e-mail.
@@ -147,6 +152,7 @@ pub struct Store {
     idempotency: Idempotency,
     rate: RateLimiter,
     outcomes: Outcomes,
+    faults: Faults,
     moderation: Moderation,
     model_states: HashMap<String, ModelState>,
     requests: VecDeque<LoggedRequest>,
@@ -164,6 +170,10 @@ pub struct Store {
     /// Virtual seconds a create with an `Idempotency-Key` takes (control API),
     /// so that tests can observe rule 8 (409 while the first is executing).
     create_latency_secs: f64,
+    /// Virtual seconds after which a new top-up pays itself, when set.
+    auto_pay_secs: Option<f64>,
+    /// What answers and webhook bodies carry.
+    responses: Responses,
     jobs: Jobs,
 }
 
@@ -297,6 +307,51 @@ impl Store {
     /// The next `rule.count` matching tasks end as `rule` says.
     pub fn force_outcome(&mut self, rule: ForcedOutcome) {
         self.outcomes.push(rule);
+    }
+
+    /// Adds a fault rule (already checked); its view, with its id.
+    pub fn inject_fault(&mut self, fault: Fault) -> FaultView {
+        self.faults.add(fault)
+    }
+
+    /// The active fault rules, oldest first.
+    pub fn faults(&self) -> Vec<FaultView> {
+        self.faults.list()
+    }
+
+    /// Removes a fault rule; false when there is none with that id.
+    pub fn remove_fault(&mut self, id: &str) -> bool {
+        self.faults.remove(id)
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&mut self) {
+        self.faults.clear();
+    }
+
+    /// Uses a fault rule has left; `None` once used up or removed.
+    pub fn fault_remaining(&self, id: &str) -> Option<u32> {
+        self.faults.remaining(id)
+    }
+
+    /// Takes one use of the first fault rule matching a request.
+    pub fn take_fault(
+        &mut self,
+        method: &str,
+        path: &str,
+        user_id: Option<UserId>,
+    ) -> Option<(String, Effect)> {
+        self.faults.take(method, path, user_id)
+    }
+
+    /// What answers and webhook bodies carry now.
+    pub fn responses(&self) -> Responses {
+        self.responses
+    }
+
+    /// Changes what answers and webhook bodies carry, from the next one on.
+    pub fn set_responses(&mut self, mode: Responses) {
+        self.responses = mode;
     }
 
     /// Seconds a keyed create takes before it is applied (0 by default).
@@ -444,10 +499,11 @@ pub(crate) mod tests {
                 at: at(0),
                 method: "GET".into(),
                 path: "/health".into(),
-                status: 200,
+                status: Some(200),
                 ip: "127.0.0.1".into(),
                 user_id: None,
                 idempotency_key: None,
+                fault: None,
             });
         }
         assert_eq!(store.requests().count(), REQUEST_LOG_LEN);

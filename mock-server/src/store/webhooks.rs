@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::Store;
 use super::jobs::JobKind;
+use crate::config::Responses;
 use crate::domain::UserId;
 use crate::domain::webhook::{
     self, Attempt, AttemptOutcome, DisabledReason, Endpoint, EndpointRefusal, MAX_ENDPOINTS,
@@ -35,6 +36,8 @@ pub struct Outgoing {
     pub secret: String,
     /// The message's body, fixed at creation.
     pub payload: Vec<u8>,
+    /// Whether the response mode is `extra`, which adds a header no receiver knows.
+    pub extra_header: bool,
 }
 
 /// How an attempt went, as the deliverer saw it.
@@ -42,7 +45,7 @@ pub struct Outgoing {
 pub struct AttemptReport {
     /// The receiver's status, if it answered.
     pub status: Option<u16>,
-    /// Its `retry-after`, in seconds.
+    /// Its `retry-after`, turned into seconds of the mock's clock.
     pub retry_after_secs: Option<u64>,
     /// Why there was no answer.
     pub error: Option<String>,
@@ -199,6 +202,7 @@ impl Store {
                     url: endpoint.url.clone(),
                     secret: endpoint.secret.clone(),
                     payload: message.payload.clone(),
+                    extra_header: self.responses == Responses::Extra,
                 })
             }
             _ => {

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::timestamp;
-use crate::domain::billing::{Invoice, InvoiceStatus, Topup};
+use crate::domain::billing::{Invoice, InvoiceStatus, Topup, TopupStatus};
 use crate::domain::ledger::Account;
 use crate::domain::requisites::Requisites;
 use crate::store::HistoryRow;
@@ -50,6 +50,7 @@ pub fn invoice(base_url: &str, invoice: &Invoice) -> Value {
         "number": invoice.number,
         "amountRub": invoice.amount,
         "vatRub": invoice.vat,
+        "vatPercent": invoice.vat_percent,
         "status": invoice.status,
         "lines": invoice.lines.iter().map(|l| json!({
             "description": l.description,
@@ -66,13 +67,14 @@ pub fn invoice(base_url: &str, invoice: &Invoice) -> Value {
     })
 }
 
-/// A top-up: the mock credits it at once, so it has no payment page.
-pub fn topup(topup: &Topup) -> Value {
+/// A top-up, with the mock's payment page while it waits for payment.
+pub fn topup(base_url: &str, topup: &Topup) -> Value {
+    let pending = topup.status == TopupStatus::Pending;
     json!({
         "id": topup.id,
         "amountRub": topup.amount,
-        "status": "SUCCEEDED",
-        "paymentUrl": null,
+        "status": topup.status,
+        "paymentUrl": pending.then(|| format!("{base_url}/_mock/topups/{}/checkout", topup.id)),
         "createdAt": timestamp(topup.at),
     })
 }

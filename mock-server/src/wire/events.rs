@@ -6,6 +6,8 @@ use serde_json::{Value, json};
 
 use super::generation::output_urls;
 use super::timestamp;
+use crate::config::Responses;
+use crate::contract::shape::shapes;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
 
@@ -81,6 +83,21 @@ fn failed(
             "failed_at": timestamp(failed_at),
         }},
     })
+}
+
+/// The bytes of an event body as the response mode sends it: webhooks follow
+/// the same mode as the answers.
+pub fn body_bytes(body: &Value, mode: Responses) -> Vec<u8> {
+    let schema = match body["type"].as_str() {
+        Some("generation.failed") => "GenerationFailedEvent",
+        _ => "GenerationCompletedEvent",
+    };
+    let shaped = match mode {
+        Responses::Full => None,
+        Responses::Minimal => Some(shapes().minimal(schema, body)),
+        Responses::Extra => Some(shapes().extra(schema, body)),
+    };
+    serde_json::to_vec(shaped.as_ref().unwrap_or(body)).unwrap_or_default()
 }
 
 /// A sample event of `event_type` for `POST /v1/webhook-endpoints/{id}/test`.

@@ -4,6 +4,8 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use mediagen_mock_server::MockServer;
+
 use crate::{App, assert_conforms, image_request};
 
 /// The contract's example requisites, which carry valid check digits.
@@ -136,7 +138,9 @@ async fn invoice_needs_requisites_then_has_a_real_pdf_and_an_act_once_paid() {
         .await;
     assert_eq!(created.status, 201, "{}", created.body);
     assert_conforms("Invoice", &created.body);
-    assert_eq!(created.body["vatRub"], 2000.0, "20% VAT included");
+    // 22% from 1 January 2026 (425-FZ), included: 12 000 × 22 / 122.
+    assert_eq!(created.body["vatPercent"], 22);
+    assert_eq!(created.body["vatRub"], 2163.93);
     let id = created.body["id"].as_str().expect("id").to_owned();
     let pdf = app
         .http
@@ -198,14 +202,71 @@ async fn another_users_invoice_is_404() {
 }
 
 #[tokio::test]
-async fn topup_credits_the_balance_and_amounts_are_validated() {
+async fn a_topup_waits_on_its_payment_page_and_credits_the_balance_once_paid() {
     let app = App::start().await;
     let reply = app
         .post("/v1/billing/topup", json!({"amountRub": 500}))
         .await;
     assert_eq!(reply.status, 201, "{}", reply.body);
     assert_conforms("Topup", &reply.body);
+    assert_eq!(reply.body["status"], "PENDING");
+    assert_eq!(app.balance().0, 1000.0, "nothing credited before payment");
+    let id = reply.body["id"].as_str().expect("id").to_owned();
+    let page = app
+        .http
+        .get(reply.body["paymentUrl"].as_str().expect("a payment page"))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.expect("html").contains("/pay"));
+
+    let paid = app
+        .control(Method::POST, &format!("/_mock/topups/{id}/pay"), json!({}))
+        .await;
+    assert_eq!(
+        (paid.status.as_u16(), &paid.body["status"]),
+        (200, &json!("SUCCEEDED"))
+    );
     assert_eq!(app.balance().0, 1500.0);
+    app.control(Method::POST, &format!("/_mock/topups/{id}/pay"), json!({}))
+        .await
+        .assert_error(409, "CONFLICT_ERROR");
+    let history = app.get("/v1/billing/history?type=TOPUP").await;
+    assert_eq!(history.body["data"][0]["amountRub"], 500.0);
+
+    let declined = app
+        .post("/v1/billing/topup", json!({"amountRub": 700}))
+        .await;
+    let id = declined.body["id"].as_str().expect("id");
+    let failed = app
+        .control(Method::POST, &format!("/_mock/topups/{id}/fail"), json!({}))
+        .await;
+    assert_eq!(failed.body["status"], "FAILED");
+    assert_eq!(app.balance().0, 1500.0, "a failed payment credits nothing");
+    app.mock.check_ledger().expect("ledger");
+}
+
+#[tokio::test]
+async fn with_auto_pay_a_topup_pays_itself_on_the_mocks_clock() {
+    let app = App::with(
+        MockServer::builder()
+            .config(|c| c.auto_pay_seconds = Some(5.0))
+            .start()
+            .await,
+    )
+    .await;
+    let reply = app
+        .post("/v1/billing/topup", json!({"amountRub": 500}))
+        .await;
+    assert_eq!(reply.body["status"], "PENDING");
+    app.mock.advance(5.0);
+    assert_eq!(app.balance().0, 1500.0);
+}
+
+#[tokio::test]
+async fn topup_amounts_are_validated() {
+    let app = App::start().await;
     for bad in [
         json!({"amountRub": 99}),
         json!({"amountRub": 100001}),

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use axum::body::Body;
 use axum::http::{Method, Request};
+use mediagen_mock_server::Responses;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -440,10 +441,28 @@ fn conforms(op: &Operation, described: &str, reply: &Reply) -> Result<(), TestCa
 
 #[test]
 fn every_answer_to_requests_built_from_the_contract_conforms_to_it() {
+    answers_conform(Responses::Full, scaled("PROPTEST_CASES", 3000));
+}
+
+/// In `minimal` mode every answer keeps what the contract requires, so a
+/// client built from the contract still reads it.
+#[test]
+fn every_minimal_answer_still_conforms_to_the_contract() {
+    answers_conform(Responses::Minimal, scaled("PROPTEST_CASES", 3000) / 4);
+}
+
+/// In `extra` mode the unknown members break no schema of the contract.
+#[test]
+fn every_extra_answer_still_conforms_to_the_contract() {
+    answers_conform(Responses::Extra, scaled("PROPTEST_CASES", 3000) / 4);
+}
+
+fn answers_conform(mode: Responses, cases: u32) {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     // `advance` starts the deliveries it makes due on this runtime.
     let _entered = runtime.enter();
     let seeded = runtime.block_on(Seeded::start());
+    seeded.app.mock.set_responses(mode);
     let read_only = seeded
         .app
         .mock
@@ -464,7 +483,7 @@ fn every_answer_to_requests_built_from_the_contract_conforms_to_it() {
         }
     }
     let mut runner = TestRunner::new(Config {
-        cases: scaled("PROPTEST_CASES", 3000),
+        cases,
         failure_persistence: None,
         ..Config::default()
     });
@@ -480,7 +499,7 @@ fn every_answer_to_requests_built_from_the_contract_conforms_to_it() {
         conforms(op, &built.described, &reply)
     });
     if let Err(failure) = outcome {
-        panic!("{failure}");
+        panic!("{mode:?}: {failure}");
     }
     seeded.app.mock.check_ledger().expect("the ledger holds");
 }

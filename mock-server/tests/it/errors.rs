@@ -121,9 +121,16 @@ async fn request_id_header_matches_the_error_body() {
 }
 
 #[tokio::test]
-async fn malformed_path_id_is_400_not_500() {
+async fn a_generation_id_that_is_not_a_uuid_names_no_generation() {
     let app = App::start().await;
     app.get("/v1/generations/not-a-uuid")
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.post("/v1/generations/not-a-uuid/cancel", json!({}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    // Other areas keep reading a malformed id as a malformed request.
+    app.get("/v1/files/not-a-uuid")
         .await
         .assert_error(400, "VALIDATION_ERROR");
 }

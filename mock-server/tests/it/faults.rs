@@ -37,7 +37,7 @@ async fn advance_to_retry(app: &App, endpoint: &str) {
 }
 
 #[tokio::test]
-async fn receiver_that_answers_slowly_but_within_ten_seconds_is_delivered() {
+async fn receiver_that_answers_slowly_but_within_its_real_time_is_delivered() {
     let app = app().await;
     let receiver = Receiver::start().await;
     receiver.script([Answer::Held(204)]);
@@ -47,8 +47,9 @@ async fn receiver_that_answers_slowly_but_within_ten_seconds_is_delivered() {
     while receiver.received().is_empty() {
         tokio::task::yield_now().await;
     }
-    // Nine seconds of the clock pass while the receiver thinks.
-    app.mock.advance(9.0);
+    // A minute of the clock passes while the receiver thinks: its time to
+    // answer is real, so the clock does not fail it.
+    app.mock.advance(60.0);
     receiver.release();
     app.mock.deliveries_settled().await;
     let rows = attempts(&app, &endpoint).await;

@@ -244,10 +244,18 @@ async fn model_states_give_their_documented_errors_and_take_no_money() {
         app.mock.set_model_state("flux-schnell", state);
         let reply = app.create(image_request("p")).await;
         reply.assert_error(status, code);
+        assert_eq!(
+            reply.body["error"]["details"]["modelSlug"], "flux-schnell",
+            "a model error names the model"
+        );
         if state == ModelState::PricingMissing {
             assert_eq!(
                 reply.body["error"]["message"],
                 "Model pricing not configured"
+            );
+            assert_eq!(
+                reply.body["error"]["details"]["fields"][0]["path"],
+                "/modelSlug"
             );
         }
     }

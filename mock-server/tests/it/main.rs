@@ -11,13 +11,16 @@ mod concurrency;
 mod contract;
 mod control;
 mod delivery;
+mod edge;
 mod errors;
 mod faults;
 mod files;
 mod fuzz;
 mod generations;
+mod injected;
 mod lifecycle;
 mod meta;
+mod modes;
 mod races;
 mod rate_limits;
 mod receiver;
@@ -95,6 +98,16 @@ impl Reply {
                 .is_some_and(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
         );
         assert_conforms("Error", &self.body);
+        if code == "VALIDATION_ERROR" {
+            // The document: one element of `details.fields[]` per violation.
+            assert!(
+                error["details"]["fields"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty()),
+                "a VALIDATION_ERROR without details.fields: {}",
+                self.body
+            );
+        }
     }
 }
 

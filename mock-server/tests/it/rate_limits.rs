@@ -46,6 +46,29 @@ async fn sixty_first_request_in_a_minute_is_429_with_retry_after_until_the_windo
 }
 
 #[tokio::test]
+async fn a_request_the_general_limit_refuses_leaves_its_routes_window_alone() {
+    let app = App::start().await;
+    for _ in 0..60 {
+        app.send(Method::GET, "/health", None, None).await;
+    }
+    app.mock.advance(45.0);
+    let refused = app
+        .post(
+            "/v1/files",
+            json!({"filename": "a.png", "contentType": "image/png", "sizeBytes": 10}),
+        )
+        .await;
+    refused.assert_error(429, "RATE_LIMIT_ERROR");
+    // The headers speak of the route's own limit, untouched; the wait is the
+    // general window's, which refused it.
+    assert_eq!(refused.header("x-ratelimit-limit"), Some("20"));
+    assert_eq!(refused.header("x-ratelimit-remaining"), Some("20"));
+    assert_eq!(refused.header("retry-after"), Some("15"));
+    assert_eq!(refused.body["error"]["details"]["retryAfter"], 15);
+    assert_eq!(refused.body["error"]["details"]["limit"], 60);
+}
+
+#[tokio::test]
 async fn limit_is_per_address_so_keys_behind_one_address_share_it() {
     let app = App::start().await;
     let other = app.mock.create_user(100.0);

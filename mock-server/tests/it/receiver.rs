@@ -22,6 +22,9 @@ pub enum Answer {
     /// Answers the status once [`Receiver::release`] lets it: a receiver as
     /// slow as the test decides.
     Held(u16),
+    /// Answers the status after this long in real time: a receiver as slow
+    /// as it is on the network, whatever the mock's clock does.
+    After(u16, std::time::Duration),
 }
 
 #[derive(Debug, Clone)]
@@ -32,6 +35,8 @@ pub struct Received {
     pub verified: bool,
     /// What the probe (if any) saw when the delivery arrived.
     pub probe: Option<Value>,
+    /// The `x-mock-extra` header, which only the `extra` mode sends.
+    pub extra_header: Option<String>,
     /// The `webhook-signature` header and the body as they came, to check
     /// against secrets other than the receiver's.
     pub signature: String,
@@ -47,6 +52,8 @@ struct Inner {
     probe: Option<Probe>,
     /// One permit per held answer let go.
     gate: Arc<tokio::sync::Semaphore>,
+    /// Told of every arrival, for [`Receiver::wait_for`].
+    arrivals: Arc<tokio::sync::Notify>,
 }
 
 #[derive(Clone)]
@@ -76,6 +83,7 @@ impl Receiver {
             received: Vec::new(),
             probe: None,
             gate: Arc::new(tokio::sync::Semaphore::new(0)),
+            arrivals: Arc::new(tokio::sync::Notify::new()),
         }));
         let app = axum::Router::new()
             .route("/hook", post(receive))
@@ -115,6 +123,22 @@ impl Receiver {
     pub fn received(&self) -> Vec<Received> {
         self.lock().received.clone()
     }
+
+    /// Waits until `count` deliveries have arrived, on any clock.
+    pub async fn wait_for(&self, count: usize) -> Vec<Received> {
+        loop {
+            let arrivals = self.lock().arrivals.clone();
+            let notified = arrivals.notified();
+            tokio::pin!(notified);
+            // Registered before the count is read, so no arrival slips between.
+            notified.as_mut().enable();
+            let received = self.received();
+            if received.len() >= count {
+                return received;
+            }
+            notified.await;
+        }
+    }
 }
 
 async fn receive(
@@ -138,8 +162,13 @@ async fn receive(
             verified,
             probe,
             signature: header(&headers, "webhook-signature"),
+            extra_header: headers
+                .get("x-mock-extra")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
             raw: body.to_vec(),
         });
+        inner.arrivals.notify_waiters();
         inner.script.pop_front().unwrap_or(Answer::Status(204))
     };
     match answer {
@@ -151,6 +180,10 @@ async fn receive(
         )
             .into_response(),
         Answer::Hang => std::future::pending().await,
+        Answer::After(code, wait) => {
+            tokio::time::sleep(wait).await;
+            status(code).into_response()
+        }
         Answer::Held(code) => {
             let gate = inner.lock().expect("receiver lock").gate.clone();
             gate.acquire().await.expect("the gate stays open").forget();

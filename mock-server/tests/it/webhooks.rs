@@ -93,6 +93,10 @@ async fn sixth_endpoint_is_refused_with_the_documented_message() {
         reply.body["error"]["message"],
         "Maximum 5 webhook endpoints allowed"
     );
+    assert_eq!(
+        reply.body["error"]["details"]["fields"][0]["params"]["limit"],
+        5
+    );
 }
 
 async fn refused_with(app: &App, url: &str, message: &str) {

@@ -5,16 +5,28 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use mediagen::{
     BillingOperationStatus, BillingOperationType, ErrorKind, FileStatus, GenerationRequest,
-    HistoryFilter, InvoiceStatus,
+    HistoryFilter, InvoiceStatus, TopupStatus,
 };
 
 use crate::{App, requisites, within_deadline};
 
 #[tokio::test]
-async fn a_top_up_credits_the_balance_and_shows_in_the_history() {
+async fn a_top_up_waits_for_its_payment_then_credits_the_balance_and_shows_in_the_history() {
     let app = App::start().await;
 
     let topup = app.client.billing().topup(500.0, None).await.unwrap();
+    assert_eq!(topup.status, TopupStatus::Pending);
+    assert!(topup.payment_url.is_some(), "where to send the user");
+    let before = app.client.billing().balance().await.unwrap();
+    assert_eq!(before.available_rub, 1000.0, "nothing before the payment");
+    // The user pays on the payment page.
+    reqwest::Client::new()
+        .post(format!("{}/_mock/topups/{}/pay", app.mock.uri(), topup.id))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
     let balance = app.client.billing().balance().await.unwrap();
     let history: Vec<_> = app
         .client
@@ -145,7 +157,9 @@ async fn an_invoice_has_a_pdf_and_once_paid_a_closing_act() {
         app.client.billing().requisites().await.unwrap().inn,
         set.inn
     );
-    assert_eq!(invoice.vat_rub, Some(2000.0));
+    // 22% from 1 January 2026, included.
+    assert_eq!(invoice.vat_percent, Some(22));
+    assert_eq!(invoice.vat_rub, Some(2163.93));
     assert!(pdf.starts_with(b"%PDF-"));
     assert_eq!(early.kind(), Some(&ErrorKind::Conflict));
     assert!(act.starts_with(b"%PDF-"));

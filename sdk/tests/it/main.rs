@@ -1,10 +1,12 @@
 //! Integration tests of the SDK: against the mock server (a manual clock, moved
-//! by the SDK's own waits through [`MockClock`]) and against wiremock for what
-//! the mock does not serve and for failures it cannot be made to produce.
+//! by the SDK's own waits through [`MockClock`]; its faults and response modes
+//! in `adversary.rs`) and against wiremock for answers only a script can give
+//! (values no version knows, statuses at exact moments).
 
 // A test binary exports nothing: its helpers are for its own modules.
 #![allow(missing_docs)]
 
+mod adversary;
 mod areas;
 mod batch;
 mod billing;
@@ -82,7 +84,10 @@ impl App {
 
     /// Requests the mock answered with 429.
     pub fn rate_limited(&self) -> usize {
-        self.requests().iter().filter(|r| r.status == 429).count()
+        self.requests()
+            .iter()
+            .filter(|r| r.status == Some(429))
+            .count()
     }
 }
 

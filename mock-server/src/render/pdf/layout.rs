@@ -9,8 +9,9 @@ use pdf_writer::{Content, Date, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextS
 use ttf_parser::GlyphId;
 
 use super::font::{FONT, FONT_FILE, FONT_NAME, clean, wrap};
-use super::words::{amount_in_words, money, moscow, quantity_text};
+use super::words::{amount_in_words, money, quantity_text};
 use super::{Line, SELLER_ACCOUNTANT, SELLER_DIRECTOR};
+use crate::domain::billing::moscow;
 use crate::domain::requisites::Requisites;
 
 pub(super) const PAGE_WIDTH: f32 = 595.28;

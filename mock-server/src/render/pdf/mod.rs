@@ -3,8 +3,8 @@
 //! Contract: `GET /v1/billing/invoices/{id}/pdf` and `…/act` answer
 //! `application/pdf`. The documents follow the usual Russian forms: the
 //! seller's bank block, the parties with their requisites, a table of the
-//! invoice's lines, totals with VAT 20% included, the amount in words and
-//! lines for signatures.
+//! invoice's lines, totals with the VAT included at the rate in force on the
+//! document's date, the amount in words and lines for signatures.
 //!
 //! Text is set in DejaVu Sans (see `assets/fonts/README.md`), embedded whole as
 //! a CIDFontType2 addressed by glyph id (`Identity-H`), with a `ToUnicode` map
@@ -15,6 +15,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::billing::{document_date as local_date, vat_included, vat_percent};
 use crate::domain::requisites::Requisites;
 
 mod font;
@@ -22,7 +23,7 @@ mod layout;
 mod words;
 
 use layout::{BODY, SMALL, Writer};
-use words::{date_text, local_date, money_rub};
+use words::{date_text, money_rub};
 
 /// An invoice and its buyer, as both documents print them.
 #[derive(Debug, Clone, Copy)]
@@ -34,10 +35,18 @@ pub struct InvoiceDoc<'a> {
     pub paid_at: Option<DateTime<Utc>>,
     pub buyer: &'a Requisites,
     pub lines: &'a [Line],
-    /// VAT included.
+    /// VAT included, at the rate in force on each document's date.
     pub total_kopecks: i64,
-    /// The VAT within `total_kopecks`.
-    pub vat_kopecks: i64,
+}
+
+/// The VAT line of a document dated `day` for `total_kopecks`: its label with
+/// the rate, and the VAT within the total.
+fn vat_line(day: chrono::NaiveDate, total_kopecks: i64) -> (String, i64) {
+    let rate = vat_percent(day);
+    (
+        format!("В том числе НДС ({rate}%):"),
+        vat_included(crate::domain::money::Kopecks(total_kopecks), rate).0,
+    )
 }
 
 /// A line of an invoice; prices and amounts include VAT.
@@ -95,9 +104,10 @@ pub fn invoice_pdf(doc: &InvoiceDoc) -> Vec<u8> {
     w.party("Оплатить до:", &date_text(local_date(doc.due_at)));
     w.gap(6.0);
     w.lines_table(doc.lines, "Товары (работы, услуги)");
+    let (vat_label, vat) = vat_line(issued, doc.total_kopecks);
     w.totals(&[
         ("Итого:", doc.total_kopecks),
-        ("В том числе НДС (20%):", doc.vat_kopecks),
+        (&vat_label, vat),
         ("Всего к оплате:", doc.total_kopecks),
     ]);
     w.summary(
@@ -120,9 +130,10 @@ pub fn invoice_pdf(doc: &InvoiceDoc) -> Vec<u8> {
         &format!(
             "Оплата этого счёта означает согласие с условиями оферты. \
              Счёт действителен до {} включительно. В назначении платежа укажите: «Оплата по счёту № {}, \
-             в т. ч. НДС 20%». Сумма зачисляется на баланс после поступления платежа.",
+             в т. ч. НДС {}%». Сумма зачисляется на баланс после поступления платежа.",
             date_text(local_date(doc.due_at)),
-            doc.number
+            doc.number,
+            vat_percent(issued)
         ),
         SMALL,
         false,
@@ -158,10 +169,8 @@ pub fn act_pdf(doc: &InvoiceDoc) -> Vec<u8> {
     );
     w.gap(6.0);
     w.lines_table(doc.lines, "Наименование работ, услуг");
-    w.totals(&[
-        ("Итого:", doc.total_kopecks),
-        ("В том числе НДС (20%):", doc.vat_kopecks),
-    ]);
+    let (vat_label, vat) = vat_line(dated, doc.total_kopecks);
+    w.totals(&[("Итого:", doc.total_kopecks), (&vat_label, vat)]);
     w.summary(
         &format!(
             "Всего оказано услуг {}, на сумму {}",
@@ -268,7 +277,6 @@ mod tests {
             buyer,
             lines,
             total_kopecks: total,
-            vat_kopecks: (total * 20 + 60) / 120,
         })
     }
 
@@ -326,8 +334,10 @@ mod tests {
             "30101810900000000987",
             "Предоплата услуг генерации медиа",
             "25 000,00",
-            "4 166,67",
-            "В том числе НДС (20%):",
+            // 22% from 1 January 2026: 25 000 × 22 / 122.
+            "4 508,20",
+            "В том числе НДС (22%):",
+            "в т. ч. НДС 22%",
             "Двадцать пять тысяч рублей 00 копеек",
             "Оплатить до: 17 ноября 2026 г.",
             "Оплачен 12 ноября 2026 г.",
@@ -354,7 +364,8 @@ mod tests {
             "р/с 40702810200000012345",
             "Счёт на оплату № MG-2026-000123 от 10 ноября 2026 г.",
             "10 000,00",
-            "1 666,67",
+            "1 803,28",
+            "В том числе НДС (22%):",
             "Десять тысяч рублей 00 копеек",
             "претензий по объёму, качеству и срокам",
             "ИСПОЛНИТЕЛЬ",
@@ -363,6 +374,39 @@ mod tests {
             assert!(
                 text.contains(&squeezed(expected)),
                 "{expected:?} not in {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_document_states_the_vat_rate_in_force_on_its_own_date() {
+        let b = buyer();
+        let lines = prepayment(12_000_00);
+        // Issued on the last day of 2025 (Moscow time), paid in 2026.
+        let doc = InvoiceDoc {
+            number: "MG-2025-000999",
+            issued_at: at(2025, 12, 31, 12, 0),
+            due_at: at(2026, 1, 5, 20, 59),
+            paid_at: Some(at(2025, 12, 31, 21, 30)),
+            buyer: &b,
+            lines: &lines,
+            total_kopecks: 12_000_00,
+        };
+        let invoice = extracted_text(&invoice_pdf(&doc));
+        for expected in ["В том числе НДС (20%):", "2 000,00", "в т. ч. НДС 20%"]
+        {
+            assert!(
+                invoice.contains(&squeezed(expected)),
+                "{expected:?} not in {invoice}"
+            );
+        }
+        // 21:30 UTC on 31 December is 00:30 on 1 January in Moscow.
+        let act = extracted_text(&act_pdf(&doc));
+        for expected in ["от 1 января 2026 г.", "В том числе НДС (22%):", "2 163,93"]
+        {
+            assert!(
+                act.contains(&squeezed(expected)),
+                "{expected:?} not in {act}"
             );
         }
     }
@@ -462,7 +506,6 @@ mod tests {
             buyer: &b,
             lines: &lines,
             total_kopecks: i64::MIN,
-            vat_kopecks: i64::MAX,
         };
         for pdf in [invoice_pdf(&doc), act_pdf(&doc)] {
             assert!(pdf.starts_with(b"%PDF-") && pdf.ends_with(b"%%EOF"));

@@ -1,19 +1,7 @@
 //! Sums, quantities and dates as Russian documents write them, and amounts in
 //! words ("Двадцать пять тысяч рублей 00 копеек").
 
-use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, TimeDelta, Utc};
-
-/// Documents are dated in Moscow time, the seller's: the contract's `dueAt`
-/// of "…T20:59:59Z" is the end of a Moscow day. Russia has kept UTC+3 all
-/// year since 2014.
-pub(super) fn moscow(at: DateTime<Utc>) -> NaiveDateTime {
-    let utc = at.naive_utc();
-    utc.checked_add_signed(TimeDelta::hours(3)).unwrap_or(utc)
-}
-
-pub(super) fn local_date(at: DateTime<Utc>) -> NaiveDate {
-    moscow(at).date()
-}
+use chrono::{Datelike, NaiveDate};
 
 /// "22 ноября 2026 г."
 pub(super) fn date_text(date: NaiveDate) -> String {

@@ -1,12 +1,17 @@
 //! The control API under `/_mock/`: users and keys, the clock, model states,
-//! forced outcomes, the request log and reset. Not part of the service: outside
-//! its rate limits and its request log, and guarded by `--admin-token` when set.
+//! forced outcomes, faults, settings, payments, what the mock saw and sent, and
+//! reset. Not part of the service: outside its rate limits, its faults and its
+//! request log, and guarded by `--admin-token` when set.
+
+mod billing;
+mod faults;
+mod users;
 
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post, put};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -14,8 +19,9 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
 use crate::clock::ClockError;
+use crate::config::Responses;
+use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::auth::Scope;
 use crate::domain::catalog::ModelState;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
@@ -27,21 +33,18 @@ use crate::worker::run_due_jobs;
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
-        .route("/_mock/users", post(create_user))
-        .route("/_mock/users/{user_id}", get(get_user))
-        .route("/_mock/users/{user_id}/keys", post(create_key))
-        .route("/_mock/users/{user_id}/balance", put(set_balance))
-        .route("/_mock/keys/{public_part}", delete(revoke_key))
+        .merge(users::router())
+        .merge(faults::router())
+        .merge(billing::router())
         .route("/_mock/clock", get(get_clock))
         .route("/_mock/clock/advance", post(advance_clock))
         .route("/_mock/models/{slug}/state", post(set_model_state))
         .route("/_mock/outcomes", post(force_outcome))
-        .route("/_mock/settings", put(update_settings))
+        .route("/_mock/settings", get(get_settings).put(update_settings))
         .route("/_mock/requests", get(list_requests))
         .route("/_mock/deliveries", get(list_deliveries))
         .route("/_mock/dns", put(set_dns))
         .route("/_mock/outbox", get(list_outbox))
-        .route("/_mock/invoices/{id}/pay", post(pay_invoice))
         .route("/_mock/reset", post(reset))
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -81,9 +84,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ControlJson<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self> {
         let bytes = axum::body::Bytes::from_request(request, state)
             .await
-            .map_err(|e| {
-                ApiError::validation(format!("Could not read the body: {e}"), Vec::new())
-            })?;
+            .map_err(|e| invalid("", "body", format!("Could not read the body: {e}")))?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
             b"{}"
         } else {
@@ -91,8 +92,16 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ControlJson<T> {
         };
         serde_json::from_slice(text)
             .map(Self)
-            .map_err(|e| ApiError::validation(format!("Invalid control request: {e}"), Vec::new()))
+            .map_err(|e| invalid("", "type", format!("Invalid control request: {e}")))
     }
+}
+
+/// A 400 of the control API naming the one member at `path` that is wrong.
+fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
+    ApiError::validation(
+        message.clone(),
+        vec![FieldError::new(path, keyword, message, json!({}))],
+    )
 }
 
 fn user_id(raw: &str) -> Result<UserId> {
@@ -103,110 +112,12 @@ fn rub(value: f64, name: &str) -> Result<Kopecks> {
     if value.is_finite() && value >= 0.0 {
         Ok(Kopecks::from_rub(value))
     } else {
-        Err(ApiError::validation(
+        Err(invalid(
+            &format!("/{name}"),
+            "minimum",
             format!("{name} must be a number of at least 0"),
-            Vec::new(),
         ))
     }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateUser {
-    #[serde(default)]
-    balance_rub: f64,
-    email: Option<String>,
-}
-
-async fn create_user(
-    State(state): State<AppState>,
-    ControlJson(body): ControlJson<CreateUser>,
-) -> Result<(StatusCode, Json<Value>)> {
-    let balance = rub(body.balance_rub, "balanceRub")?;
-    let user = state.create_user(balance, body.email);
-    Ok((
-        StatusCode::CREATED,
-        Json(
-            json!({"userId": user.user_id, "apiKey": user.api_key, "email": user.email, "balanceRub": balance}),
-        ),
-    ))
-}
-
-fn user_snapshot(state: &AppState, id: UserId) -> Result<Value> {
-    let store = state.store();
-    let user = store
-        .user(id)
-        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
-    let account = store.account(id).unwrap_or_default();
-    let keys = store.keys_of(id);
-    Ok(json!({
-        "userId": id,
-        "email": user.email,
-        "balanceRub": account.available,
-        "reservedRub": account.reserved,
-        "activeGenerations": store.active_count(id),
-        "generations": user.generations.len(),
-        "keys": keys,
-        "createdAt": timestamp(user.created_at),
-    }))
-}
-
-async fn get_user(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
-    user_snapshot(&state, user_id(&id)?).map(Json)
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateKey {
-    #[serde(default)]
-    scope: Scope,
-}
-
-async fn create_key(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    ControlJson(body): ControlJson<CreateKey>,
-) -> Result<(StatusCode, Json<Value>)> {
-    let id = user_id(&id)?;
-    let key = state
-        .store()
-        .issue_key(id, body.scope)
-        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"apiKey": key.full, "publicPart": key.public, "scope": body.scope})),
-    ))
-}
-
-async fn revoke_key(
-    State(state): State<AppState>,
-    Path(public): Path<String>,
-) -> Result<StatusCode> {
-    if state.store().revoke_key(&public) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("No key with that public part"))
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SetBalance {
-    balance_rub: f64,
-}
-
-async fn set_balance(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    ControlJson(body): ControlJson<SetBalance>,
-) -> Result<Json<Value>> {
-    let id = user_id(&id)?;
-    let amount = rub(body.balance_rub, "balanceRub")?;
-    let now = state.now();
-    if !state.store().set_balance(id, amount, now) {
-        return Err(ApiError::not_found(format!("User {id} not found")));
-    }
-    user_snapshot(&state, id).map(Json)
 }
 
 fn clock_view(state: &AppState) -> Value {
@@ -236,7 +147,7 @@ async fn advance_clock(
     state.clock().advance(body.seconds).map_err(|e| match e {
         ClockError::NotManual => ApiError::Conflict(e.to_string()),
         ClockError::BadAmount(_) | ClockError::OutOfRange(_) => {
-            ApiError::validation(e.to_string(), Vec::new())
+            invalid("/seconds", "minimum", e.to_string())
         }
     })?;
     run_due_jobs(&state);
@@ -285,25 +196,70 @@ async fn force_outcome(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Settings {
     create_latency_seconds: Option<f64>,
+    /// Absent: unchanged; `null`: new top-ups wait to be paid by hand.
+    #[serde(default, deserialize_with = "present")]
+    auto_pay_seconds: Option<Option<f64>>,
+    responses: Option<Responses>,
+}
+
+/// Reads a member that is present, `null` included, as `Some`: absent is `None`.
+fn present<'de, D, T>(deserializer: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+fn settings_view(state: &AppState) -> Value {
+    let store = state.store();
+    json!({
+        "createLatencySeconds": store.create_latency_secs(),
+        "autoPaySeconds": store.auto_pay_secs(),
+        "responses": store.responses(),
+    })
+}
+
+async fn get_settings(State(state): State<AppState>) -> Json<Value> {
+    Json(settings_view(&state))
 }
 
 async fn update_settings(
     State(state): State<AppState>,
     ControlJson(body): ControlJson<Settings>,
 ) -> Result<Json<Value>> {
-    let mut store = state.store();
-    if let Some(secs) = body.create_latency_seconds {
-        if !(secs.is_finite() && (0.0..=3600.0).contains(&secs)) {
-            return Err(ApiError::validation(
-                "createLatencySeconds must be from 0 to 3600",
-                Vec::new(),
-            ));
+    let seconds = |value: f64, name: &str| {
+        if value.is_finite() && (0.0..=3600.0).contains(&value) {
+            Ok(value)
+        } else {
+            Err(invalid(
+                &format!("/{name}"),
+                "maximum",
+                format!("{name} must be from 0 to 3600"),
+            ))
         }
-        store.set_create_latency_secs(secs);
+    };
+    let latency = body
+        .create_latency_seconds
+        .map(|s| seconds(s, "createLatencySeconds"))
+        .transpose()?;
+    let auto_pay = body
+        .auto_pay_seconds
+        .map(|s| s.map(|s| seconds(s, "autoPaySeconds")).transpose())
+        .transpose()?;
+    {
+        let mut store = state.store();
+        if let Some(secs) = latency {
+            store.set_create_latency_secs(secs);
+        }
+        if let Some(secs) = auto_pay {
+            store.set_auto_pay_secs(secs);
+        }
+        if let Some(mode) = body.responses {
+            store.set_responses(mode);
+        }
     }
-    Ok(Json(
-        json!({"createLatencySeconds": store.create_latency_secs()}),
-    ))
+    Ok(Json(settings_view(&state)))
 }
 
 async fn list_requests(State(state): State<AppState>) -> Json<Value> {
@@ -371,27 +327,4 @@ async fn set_dns(
 /// The e-mails the service would have sent (magic links), oldest first.
 async fn list_outbox(State(state): State<AppState>) -> Json<Value> {
     Json(json!({"data": state.store().outbox()}))
-}
-
-/// Marks an invoice paid, as the bank transfer arriving would: the balance is
-/// credited and the closing act becomes available.
-async fn pay_invoice(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
-    let id = crate::routes::uuid_param(&id, "id")?;
-    let now = state.now();
-    let paid = state
-        .store()
-        .pay_invoice(id, now)
-        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))?
-        .map_err(|invoice| {
-            ApiError::Conflict(format!(
-                "Invoice {} is not awaiting payment",
-                invoice.number
-            ))
-        })?;
-    Ok(Json(json!({
-        "id": id,
-        "number": paid.number,
-        "status": "PAID",
-        "paidAt": timestamp(now),
-    })))
 }
