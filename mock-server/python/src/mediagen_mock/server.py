@@ -166,7 +166,7 @@ class MockServer:
         self.stop_timeout = stop_timeout
         self.env = dict(env) if env is not None else None
         self._process: subprocess.Popen[str] | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr: IO[bytes] | None = None
         self._base_url: str | None = None
         self._api_key: str | None = None
         self._reader: threading.Thread | None = None
@@ -206,7 +206,8 @@ class MockServer:
         if self._process is not None:
             raise RuntimeError("the mock server is already running")
         command = self.command()
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        # The process writes its log straight into this file, and stderr() reads it.
+        self._stderr = tempfile.TemporaryFile()
         try:
             process = subprocess.Popen(
                 command,
@@ -322,11 +323,19 @@ class MockServer:
         """What the process has written to stderr so far (its log)."""
         if self._stderr is None:
             return ""
-        self._stderr.flush()
-        self._stderr.seek(0)
-        text = self._stderr.read()
-        self._stderr.seek(0, os.SEEK_END)
-        return text
+        fd = self._stderr.fileno()
+        if not hasattr(os, "pread"):  # Windows: no positional read
+            self._stderr.seek(0)
+            data = self._stderr.read()
+            self._stderr.seek(0, os.SEEK_END)
+            return data.decode("utf-8", errors="replace")
+        # The process shares the file's offset, so read without moving it.
+        chunks = []
+        offset = 0
+        while chunk := os.pread(fd, 1 << 16, offset):
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks).decode("utf-8", errors="replace")
 
     def __enter__(self) -> MockServer:
         return self.start()
@@ -393,7 +402,8 @@ class MockServer:
         return json.loads(raw) if raw.strip() else None
 
     def create_user(self, balance_rub: float = 1000.0, email: str | None = None) -> User:
-        """Creates a user with a balance and a full-scope key (`POST /_mock/users`)."""
+        """Creates a user with a balance (1000 RUB unless told, like the demo
+        user) and a full-scope key (`POST /_mock/users`)."""
         body: dict[str, Any] = {"balanceRub": balance_rub}
         if email is not None:
             body["email"] = email
