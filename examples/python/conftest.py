@@ -1,6 +1,5 @@
-"""Fixtures of the example suite: the mock's options, an HTTP client, and the
-fault API when the mock has it. `mediagen_mock` itself comes from the
-mediagen-mock package's pytest plugin."""
+"""Fixtures of the example suite: the mock's options and an HTTP client.
+`mediagen_mock` itself comes from the mediagen-mock package's pytest plugin."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mediagen_mock import MockError, MockServer
+from mediagen_mock import MockServer
 
 
 @pytest.fixture(scope="session")
@@ -30,15 +29,3 @@ def http(mediagen_mock: MockServer) -> Iterator[httpx.Client]:
         trust_env=False,  # only 127.0.0.1 is talked to; no proxy in between
     ) as client:
         yield client
-
-
-@pytest.fixture
-def fault_api(mediagen_mock: MockServer) -> MockServer:
-    """The mock, when it has the fault API (`/_mock/faults`); the test is skipped otherwise."""
-    try:
-        mediagen_mock.faults()
-    except MockError as error:
-        if error.status == 404:
-            pytest.skip("this mediagen-mock has no fault API (/_mock/faults answers 404)")
-        raise
-    return mediagen_mock

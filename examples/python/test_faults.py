@@ -11,10 +11,10 @@ from mediagen_mock import MockServer
 
 
 def test_a_503_on_create_is_retried_with_the_same_idempotency_key(
-    fault_api: MockServer, http: httpx.Client
+    mediagen_mock: MockServer, http: httpx.Client
 ) -> None:
-    user = fault_api.create_user(balance_rub=100)
-    fault = fault_api.inject_fault(
+    user = mediagen_mock.create_user(balance_rub=100)
+    fault = mediagen_mock.inject_fault(
         "error",
         method="POST",
         path="/v1/generations",
@@ -32,9 +32,9 @@ def test_a_503_on_create_is_retried_with_the_same_idempotency_key(
         answers.append(answer)
         if answer.status_code != 503:
             break
-        fault_api.advance(1)
+        mediagen_mock.advance(1)
 
     assert [a.status_code for a in answers] == [503, 202]
     assert answers[0].json()["error"]["code"] == "SERVICE_UNAVAILABLE"
     cost = answers[1].json()["costRub"]
-    assert fault_api.balance(user.user_id) == 100 - cost  # one charge
+    assert mediagen_mock.balance(user.user_id) == 100 - cost  # one charge

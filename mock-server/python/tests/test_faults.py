@@ -1,13 +1,11 @@
-"""The client side of the fault API and of --responses, against a stand-in
-binary (tests/fake_mock.py) that records what it is sent."""
+"""Faults, response modes and top-up payments through MockServer, against the
+installed binary."""
 
 from __future__ import annotations
 
 import json
-import stat
-import sys
+import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,68 +15,64 @@ from mediagen_mock import MockError, MockServer
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-@pytest.fixture
-def fake_binary(tmp_path: Path) -> str:
-    script = tmp_path / "mediagen-mock"
-    fake = Path(__file__).with_name("fake_mock.py")
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake}" "$@"\n', encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return str(script)
+def call(mock: MockServer, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(mock.url(path), data=data, method=method)
+    request.add_header("Authorization", f"Bearer {mock.api_key}")
+    request.add_header("Content-Type", "application/json")
+    try:
+        with NO_PROXY.open(request, timeout=5) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
 
 
-def get(mock: MockServer, path: str) -> Any:
-    with NO_PROXY.open(mock.url(path), timeout=5) as answer:
-        return json.load(answer)
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in is a shell script")
-def test_fault_calls_send_the_documented_bodies(fake_binary: str) -> None:
-    with MockServer(binary=fake_binary) as mock:
+def test_a_fault_is_listed_used_up_removed_and_refused_when_impossible() -> None:
+    with MockServer() as mock:
         fault = mock.inject_fault(
-            "error", method="POST", path="/v1/generations", status=503, code="SERVICE_UNAVAILABLE"
+            "error", method="GET", path="/v1/billing/balance", code="BILLING_TIMEOUT", count=2
         )
-        mock.inject_fault("delay", delay_seconds=2.5, count=3, user_id="u-1")
-        assert [f["id"] for f in mock.faults()] == [fault["id"], "fault-2"]
+        assert (fault["status"], fault["remaining"]) == (502, 2)
+        assert call(mock, "GET", "/v1/billing/balance")[0] == 502
+        assert [f["remaining"] for f in mock.faults()] == [1]
         mock.remove_fault(fault["id"])
-        with pytest.raises(MockError) as raised:
+        with pytest.raises(MockError) as gone:
             mock.remove_fault(fault["id"])
+        assert call(mock, "GET", "/v1/billing/balance")[0] == 200
+        mock.inject_fault("drop", path="/health")
         mock.clear_faults()
         assert mock.faults() == []
-        sent = [(e["method"], e["path"], e["body"]) for e in get(mock, "/_fake/log")]
-
-    assert raised.value.status == 404 and raised.value.code == "NOT_FOUND"
-    assert fault["remaining"] == 1
-    assert [s for s in sent if s[0] != "GET"] == [
-        (
-            "POST",
-            "/_mock/faults",
-            {
-                "effect": "error",
-                "count": 1,
-                "method": "POST",
-                "path": "/v1/generations",
-                "status": 503,
-                "code": "SERVICE_UNAVAILABLE",
-            },
-        ),
-        (
-            "POST",
-            "/_mock/faults",
-            {"effect": "delay", "count": 3, "userId": "u-1", "delaySeconds": 2.5},
-        ),
-        ("DELETE", "/_mock/faults/fault-1", None),
-        ("DELETE", "/_mock/faults/fault-1", None),
-        ("DELETE", "/_mock/faults", None),
-    ]
+        with pytest.raises(MockError) as refused:
+            mock.inject_fault("delay")
+    assert (gone.value.status, gone.value.code) == (404, "NOT_FOUND")
+    assert (refused.value.status, refused.value.code) == (400, "VALIDATION_ERROR")
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in is a shell script")
-@pytest.mark.parametrize(
-    ("responses", "flags"), [("full", []), ("minimal", ["--responses=minimal"])]
-)
-def test_responses_is_passed_only_when_not_full(
-    fake_binary: str, responses: Any, flags: list[str]
-) -> None:
-    with MockServer(binary=fake_binary, responses=responses) as mock:
-        argv = get(mock, "/_fake/argv")
-    assert [a for a in argv if a.startswith("--responses")] == flags
+def test_minimal_answers_carry_only_what_the_document_guarantees() -> None:
+    with MockServer(responses="minimal") as mock:
+        status, created = call(
+            mock, "POST", "/v1/generations", {"modelSlug": "flux-schnell", "prompt": "a fox"}
+        )
+        assert status == 202
+        assert sorted(created) == ["costRub", "id", "status"]
+        mock.set_responses("extra")
+        status, read = call(mock, "GET", f"/v1/generations/{created['id']}")
+        assert "mockExtra" in read
+        assert mock.settings()["responses"] == "extra"
+
+
+def test_a_topup_waits_for_its_payment() -> None:
+    with MockServer() as mock:
+        user = mock.create_user(balance_rub=0)
+        request = urllib.request.Request(
+            mock.url("/v1/billing/topup"),
+            data=json.dumps({"amountRub": 500}).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {user.api_key}", "Content-Type": "application/json"},
+        )
+        with NO_PROXY.open(request, timeout=5) as answer:
+            topup = json.load(answer)
+        assert topup["status"] == "PENDING" and topup["paymentUrl"]
+        assert mock.balance(user.user_id) == 0
+        assert mock.pay_topup(topup["id"])["status"] == "SUCCEEDED"
+        assert mock.balance(user.user_id) == 500

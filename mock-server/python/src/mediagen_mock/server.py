@@ -487,6 +487,34 @@ class MockServer:
         (`PUT /_mock/settings`), so a second request with the key sees 409."""
         self.control("PUT", "/_mock/settings", {"createLatencySeconds": seconds})
 
+    def set_responses(self, responses: Responses) -> None:
+        """Changes what answers and webhook bodies carry from the next one on
+        (`PUT /_mock/settings`): `full`, `minimal` (only what the service
+        document guarantees) or `extra` (unknown members and a header added)."""
+        self.control("PUT", "/_mock/settings", {"responses": responses})
+
+    def set_auto_pay(self, seconds: float | None) -> None:
+        """Makes new top-ups pay themselves after `seconds` of the mock's clock;
+        `None` leaves them waiting for `pay_topup` (`PUT /_mock/settings`)."""
+        self.control("PUT", "/_mock/settings", {"autoPaySeconds": seconds})
+
+    def settings(self) -> dict[str, Any]:
+        """`createLatencySeconds`, `autoPaySeconds` and `responses` (`GET /_mock/settings`)."""
+        answer: dict[str, Any] = self.control("GET", "/_mock/settings")
+        return answer
+
+    def pay_topup(self, topup_id: str) -> dict[str, Any]:
+        """The user pays a PENDING top-up on its payment page: it becomes
+        SUCCEEDED and the balance is credited (`POST /_mock/topups/{id}/pay`)."""
+        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/pay")
+        return answer
+
+    def fail_topup(self, topup_id: str) -> dict[str, Any]:
+        """The card payment of a PENDING top-up is declined: it becomes FAILED,
+        nothing is credited (`POST /_mock/topups/{id}/fail`)."""
+        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/fail")
+        return answer
+
     def inject_fault(
         self,
         effect: FaultEffect,
