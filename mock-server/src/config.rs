@@ -118,6 +118,84 @@ pub struct Options {
         value_name = "SECONDS"
     )]
     pub delivery_timeout_seconds: Option<f64>,
+    /// How much to remember: a count (`20000`) and/or an age on the mock's clock
+    /// (`6h`); beyond them the oldest finished generations, ended webhook
+    /// messages and logged requests are forgotten. Comma-separated or repeatable.
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_RETAIN",
+        value_name = "COUNT|AGE",
+        value_delimiter = ','
+    )]
+    pub retain: Option<Vec<RetainBound>>,
+}
+
+/// One bound of `--retain`: a number of records, or an age such as `6h`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum RetainBound {
+    /// Keep at most this many of each kind.
+    Count(usize),
+    /// Forget what ended longer ago than this many seconds of the mock's clock.
+    AgeSecs(f64),
+}
+
+impl std::str::FromStr for RetainBound {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let unit_secs = match text.chars().last() {
+            Some('s') => 1.0,
+            Some('m') => 60.0,
+            Some('h') => 3_600.0,
+            Some('d') => 86_400.0,
+            _ => {
+                return match text.parse::<usize>() {
+                    Ok(count) if count > 0 => Ok(Self::Count(count)),
+                    _ => Err(format!(
+                        "`{text}` is neither a count of at least 1 nor an age such as 30m, 6h or 2d"
+                    )),
+                };
+            }
+        };
+        match text[..text.len() - 1].parse::<f64>() {
+            Ok(n) if n.is_finite() && n > 0.0 => Ok(Self::AgeSecs(n * unit_secs)),
+            _ => Err(format!("`{text}` is not an age above zero such as 30m, 6h or 2d")),
+        }
+    }
+}
+
+impl TryFrom<String> for RetainBound {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        text.parse()
+    }
+}
+
+/// The bounds in effect: each kind of record is kept within both.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Retention {
+    /// At most this many finished generations, ended messages, logged requests.
+    pub count: Option<usize>,
+    /// Nothing that ended longer ago than this, in seconds of the mock's clock.
+    pub age_secs: Option<f64>,
+}
+
+impl Retention {
+    fn from_bounds(bounds: &[RetainBound]) -> Self {
+        bounds.iter().fold(Self::default(), |kept, bound| match *bound {
+            RetainBound::Count(n) => Self {
+                count: Some(kept.count.map_or(n, |c| c.min(n))),
+                ..kept
+            },
+            RetainBound::AgeSecs(secs) => Self {
+                age_secs: Some(kept.age_secs.map_or(secs, |a| a.min(secs))),
+                ..kept
+            },
+        })
+    }
 }
 
 impl Options {
@@ -141,6 +219,7 @@ impl Options {
             delivery_timeout_seconds: other
                 .delivery_timeout_seconds
                 .or(self.delivery_timeout_seconds),
+            retain: other.retain.or(self.retain),
         }
     }
 }
@@ -178,6 +257,8 @@ pub struct Config {
     pub auto_pay_seconds: Option<f64>,
     /// Real seconds a webhook receiver has to answer.
     pub delivery_timeout_seconds: f64,
+    /// How much of what ended the mock remembers.
+    pub retention: Retention,
 }
 
 impl std::fmt::Debug for Config {
@@ -197,6 +278,7 @@ impl std::fmt::Debug for Config {
             .field("faults", &self.faults.len())
             .field("auto_pay_seconds", &self.auto_pay_seconds)
             .field("delivery_timeout_seconds", &self.delivery_timeout_seconds)
+            .field("retention", &self.retention)
             .finish_non_exhaustive()
     }
 }
@@ -297,6 +379,7 @@ impl Config {
             faults,
             auto_pay_seconds,
             delivery_timeout_seconds,
+            retention: Retention::from_bounds(&o.retain.unwrap_or_default()),
         })
     }
 }
@@ -313,6 +396,46 @@ mod tests {
         assert!(config.rate_limits);
         assert!(!config.allow_private_webhooks);
         assert!(config.admin_token.is_none());
+        assert_eq!(
+            config.retention,
+            Retention {
+                count: Some(20_000),
+                age_secs: None
+            },
+            "a long run stays flat by default"
+        );
+    }
+
+    #[test]
+    fn retain_takes_a_count_and_an_age_and_refuses_anything_else() {
+        let bounds: Vec<RetainBound> = ["5000", "6h", "90s", "2d", "30m"]
+            .iter()
+            .map(|text| text.parse().unwrap())
+            .collect();
+        assert_eq!(
+            Retention::from_bounds(&bounds),
+            Retention {
+                count: Some(5000),
+                age_secs: Some(90.0)
+            },
+            "the tighter of each kind wins"
+        );
+        for bad in ["0", "-1", "6x", "h", "0h", "1.5", ""] {
+            assert!(bad.parse::<RetainBound>().is_err(), "{bad:?}");
+        }
+        let overrides = Options {
+            retain: Some(vec![RetainBound::AgeSecs(3600.0)]),
+            ..Options::default()
+        };
+        let config = Config::load(None, overrides).unwrap();
+        assert_eq!(
+            config.retention,
+            Retention {
+                count: None,
+                age_secs: Some(3600.0)
+            },
+            "a flag replaces the default bounds"
+        );
     }
 
     #[test]

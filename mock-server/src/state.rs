@@ -84,7 +84,7 @@ impl AppState {
     }
 
     /// What the configuration gives at start: the demo user, the fault rules,
-    /// the auto-pay time and the response mode.
+    /// the auto-pay time, the response mode and the retention bounds.
     fn seed(&self) {
         let config = &self.inner.config;
         let balance = Kopecks::from_rub(config.demo_balance_rub);
@@ -96,6 +96,7 @@ impl AppState {
         }
         store.set_auto_pay_secs(config.auto_pay_seconds);
         store.set_responses(config.responses);
+        store.set_retention(config.retention);
     }
 
     /// The configuration it was started with.

@@ -197,6 +197,17 @@ pub enum Plan {
     Fail(FailureCode),
 }
 
+/// What a create answers with (rule 1): the id, the status and the cost, and
+/// nothing else, so a create copies nothing of the task it stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Accepted {
+    pub id: Uuid,
+    pub status: Status,
+    #[serde(rename = "costRub")]
+    pub cost: Kopecks,
+}
+
 #[derive(Debug, Clone)]
 pub struct Generation {
     pub id: Uuid,
@@ -228,6 +239,15 @@ pub enum AfterAttempt {
 }
 
 impl Generation {
+    /// The answer to a create of this task, now or repeated with its key.
+    pub fn accepted(&self) -> Accepted {
+        Accepted {
+            id: self.id,
+            status: self.status,
+            cost: self.cost,
+        }
+    }
+
     /// `PENDING` → `PROCESSING`; `false` when the task is no longer pending
     /// (cancelled meanwhile).
     pub fn start(&mut self, at: DateTime<Utc>) -> bool {

@@ -46,6 +46,7 @@ pub enum Begin {
 #[derive(Debug, Default)]
 pub struct Idempotency {
     keys: HashMap<(UserId, String), Entry>,
+    pruned_at: Option<DateTime<Utc>>,
 }
 
 impl Idempotency {
@@ -71,6 +72,30 @@ impl Idempotency {
                 at: now,
             },
         );
+    }
+
+    /// Forgets a key whose generation is gone, so that it starts afresh.
+    pub fn release_done(&mut self, user_id: UserId, key: &str) {
+        let slot = (user_id, key.to_owned());
+        if matches!(self.keys.get(&slot), Some(Entry::Done { .. })) {
+            self.keys.remove(&slot);
+        }
+    }
+
+    /// Forgets keys past their 24 hours, so the map does not grow without
+    /// bound; at most once a minute of the clock.
+    pub fn prune(&mut self, now: DateTime<Utc>) {
+        if self
+            .pruned_at
+            .is_some_and(|at| now < at + Duration::seconds(60))
+        {
+            return;
+        }
+        self.pruned_at = Some(now);
+        self.keys.retain(|_, entry| match entry {
+            Entry::InFlight => true,
+            Entry::Done { at, .. } => now < *at + Duration::hours(KEPT_HOURS),
+        });
     }
 
     /// Frees a key whose request ended without creating anything.

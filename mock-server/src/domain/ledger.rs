@@ -5,7 +5,7 @@
 //! most one refund". Every movement is an entry; GENERATION_REFUND entries are
 //! internal and the public history hides them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -70,7 +70,8 @@ pub enum LedgerError {
 pub struct Ledger {
     accounts: HashMap<UserId, Account>,
     charges: HashMap<Uuid, (UserId, Charge)>,
-    entries: Vec<Entry>,
+    /// Oldest first; the oldest are forgotten beyond the retention bounds.
+    entries: VecDeque<Entry>,
 }
 
 impl Ledger {
@@ -90,6 +91,26 @@ impl Ledger {
         self.entries.iter().filter(move |e| e.user_id == user_id)
     }
 
+    /// Forgets the oldest history entries while `past(entries kept, oldest's
+    /// time)` says so. Balances live in the accounts, so they do not change.
+    pub fn forget_entries(&mut self, past: impl Fn(usize, DateTime<Utc>) -> bool) {
+        while let Some(oldest) = self.entries.front()
+            && past(self.entries.len(), oldest.at)
+        {
+            self.entries.pop_front();
+        }
+    }
+
+    /// Forgets the settled charge of a task that is itself forgotten; an open
+    /// reservation is never forgotten.
+    pub fn forget_charge(&mut self, generation_id: Uuid) {
+        if let Some((_, charge)) = self.charges.get(&generation_id)
+            && !matches!(charge, Charge::Reserved(_))
+        {
+            self.charges.remove(&generation_id);
+        }
+    }
+
     fn record(
         &mut self,
         user_id: UserId,
@@ -98,7 +119,7 @@ impl Ledger {
         generation_id: Option<Uuid>,
         at: DateTime<Utc>,
     ) {
-        self.entries.push(Entry {
+        self.entries.push_back(Entry {
             id: Uuid::new_v4(),
             user_id,
             kind,

@@ -128,7 +128,9 @@ struct Window {
 
 #[derive(Debug, Default)]
 pub struct RateLimiter {
-    windows: HashMap<(&'static str, String), Window>,
+    /// Windows by limit name, then by subject: a request that finds its window
+    /// looks it up by `&str` and allocates nothing.
+    windows: HashMap<&'static str, HashMap<String, Window>>,
     pruned_at: Option<DateTime<Utc>>,
 }
 
@@ -137,13 +139,14 @@ impl RateLimiter {
     /// `limit` at time `now`. A refused request is not counted.
     pub fn hit(&mut self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
         let length = Duration::seconds(limit.window_secs);
-        let window = self
-            .windows
-            .entry((limit.name, subject.to_owned()))
-            .or_insert(Window {
+        let subjects = self.windows.entry(limit.name).or_default();
+        let window = match subjects.get_mut(subject) {
+            Some(window) => window,
+            None => subjects.entry(subject.to_owned()).or_insert(Window {
                 opened: now,
                 count: 0,
-            });
+            }),
+        };
         if now >= window.opened + length || now < window.opened {
             *window = Window {
                 opened: now,
@@ -170,7 +173,8 @@ impl RateLimiter {
         let length = Duration::seconds(limit.window_secs);
         let open = self
             .windows
-            .get(&(limit.name, subject.to_owned()))
+            .get(limit.name)
+            .and_then(|subjects| subjects.get(subject))
             .filter(|w| now >= w.opened && now < w.opened + length);
         let (count, left) = open.map_or((0, length.num_milliseconds()), |w| {
             (w.count, (w.opened + length - now).num_milliseconds())
@@ -216,13 +220,13 @@ impl RateLimiter {
             return;
         }
         self.pruned_at = Some(now);
-        self.windows.retain(|(name, _), w| {
+        for (name, subjects) in &mut self.windows {
             let secs = [GENERAL, MAGIC_LINK, FILES, INVOICE_DOCUMENTS, TOPUP]
                 .iter()
                 .find(|l| l.name == *name)
                 .map_or(3600, |l| l.window_secs);
-            now < w.opened + Duration::seconds(secs)
-        });
+            subjects.retain(|_, w| now < w.opened + Duration::seconds(secs));
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
+use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
@@ -13,7 +14,7 @@ use crate::clock::seconds;
 use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
 use crate::domain::catalog::{ModelState, PRICING_MISSING};
-use crate::domain::generation::{CreateRefusal, Generation, Status};
+use crate::domain::generation::{Accepted, CreateRefusal, Status};
 use crate::domain::idempotency::{self, Begin};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::MagicPrompt;
@@ -113,8 +114,8 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
 }
 
 /// Rule 1: 202 with exactly `{id, status, costRub}`.
-fn accepted(generation: &Generation) -> (StatusCode, Json<Value>) {
-    (StatusCode::ACCEPTED, Json(view::created(generation)))
+fn accepted(accepted: Accepted) -> (StatusCode, Json<Accepted>) {
+    (StatusCode::ACCEPTED, Json(accepted))
 }
 
 async fn create_generation(
@@ -122,9 +123,9 @@ async fn create_generation(
     user: AuthUser,
     headers: HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>)> {
+) -> Result<(StatusCode, Json<Accepted>)> {
     let Some(key) = idempotency_key(&headers)? else {
-        return create_now(&state, user.user_id, &headers, body).map(|g| accepted(&g));
+        return create_now(&state, user.user_id, &headers, body).map(accepted);
     };
     // Rule 7 comes first: a repeated key answers with the existing generation,
     // whatever the body says.
@@ -140,7 +141,7 @@ async fn create_generation(
                     "idempotency key points at a missing generation {id}"
                 ))
             })?;
-            Ok(accepted(generation))
+            Ok(accepted(generation.accepted()))
         }
         Begin::InFlight => Err(ApiError::Conflict(
             "A request with this Idempotency-Key is still being executed; retry shortly".into(),
@@ -151,12 +152,12 @@ async fn create_generation(
                 state.clock().sleep_until(arrived + seconds(latency)).await;
             }
             let result = create_now(&state, user.user_id, &headers, body);
-            let made = result.as_ref().ok().map(|g| g.id);
+            let made = result.as_ref().ok().map(|a| a.id);
             let now = state.now();
             state
                 .store()
                 .end_keyed_create(user.user_id, &key, made, now);
-            result.map(|g| accepted(&g))
+            result.map(accepted)
         }
     }
 }
@@ -166,12 +167,12 @@ fn create_now(
     user_id: UserId,
     headers: &HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
-) -> Result<Generation> {
+) -> Result<Accepted> {
     let request = prepare(state, headers, body, "CreateGenerationRequest")?;
     if let Some(error) = request.magic.http.clone() {
         return Err(ApiError::Injected(error));
     }
-    let generation = state
+    let accepted = state
         .store()
         .create_generation(user_id, request, state.now(), state.config().queue_seconds)
         .map_err(|refusal| match refusal {
@@ -198,7 +199,7 @@ fn create_now(
             },
         })?;
     state.worker_notify().notify_one();
-    Ok(generation)
+    Ok(accepted)
 }
 
 async fn estimate_generation(
@@ -219,16 +220,6 @@ async fn estimate_generation(
     )))
 }
 
-/// The caller's generation `id`; another user's is answered as missing (Authentication 6).
-fn own_generation(state: &AppState, user_id: UserId, id: &str) -> Result<Generation> {
-    let id = generation_id(id)?;
-    state
-        .store()
-        .own_generation(user_id, id)
-        .cloned()
-        .ok_or_else(|| not_found(id))
-}
-
 /// A generation's id from the path: every id is a UUID, so any other text
 /// names a generation that does not exist (404, as the document says of a
 /// missing one), not a malformed request.
@@ -241,20 +232,27 @@ fn not_found(id: uuid::Uuid) -> ApiError {
     ApiError::not_found(format!("Generation {id} not found"))
 }
 
+/// The caller's generation; another user's is answered as missing
+/// (Authentication 6). Written while the store is locked, so the answer copies
+/// nothing of the task first.
 async fn get_generation(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> Result<Json<GenerationView>> {
-    let generation = own_generation(&state, user.user_id, &id)?;
-    Ok(Json(GenerationView::new(&generation, state.base_url())))
+) -> Result<Response> {
+    let id = generation_id(&id)?;
+    let store = state.store();
+    let generation = store
+        .own_generation(user.user_id, id)
+        .ok_or_else(|| not_found(id))?;
+    Ok(Json(GenerationView::new(generation, state.base_url())).into_response())
 }
 
 async fn cancel_generation(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> Result<Json<GenerationView>> {
+) -> Result<Response> {
     let id = generation_id(&id)?;
     let now = state.now();
     let cancelled = state
@@ -268,7 +266,7 @@ async fn cancel_generation(
                 running.status.as_str()
             ))
         })?;
-    Ok(Json(GenerationView::new(&cancelled, state.base_url())))
+    Ok(Json(GenerationView::new(&cancelled, state.base_url())).into_response())
 }
 
 /// Newest first; `cursor` is the id of the last item of the previous page.

@@ -13,7 +13,7 @@ use crate::domain::UserId;
 use crate::domain::catalog::Model;
 use crate::domain::file::FileStatus;
 use crate::domain::generation::{
-    AfterAttempt, CreateRefusal, FailureCode, Generation, MAX_ACTIVE, Plan, Status,
+    Accepted, AfterAttempt, CreateRefusal, FailureCode, Generation, MAX_ACTIVE, Plan, Status,
 };
 use crate::domain::idempotency::Begin;
 use crate::domain::ledger::{Charge, ReserveError};
@@ -43,11 +43,12 @@ impl Store {
         self.active.get(&user_id).copied().unwrap_or(0)
     }
 
-    /// A task of `user_id` left `PENDING`/`PROCESSING` for a final state.
-    fn finished(&mut self, user_id: UserId) {
+    /// Task `id` of `user_id` left `PENDING`/`PROCESSING` for a final state at `at`.
+    fn finished(&mut self, user_id: UserId, id: Uuid, at: DateTime<Utc>) {
         if let Some(n) = self.active.get_mut(&user_id) {
             *n = n.saturating_sub(1);
         }
+        self.generation_ended(id, at);
     }
 
     /// Creates a task: the concurrency limit (rule 5), the moderation block, the
@@ -59,7 +60,7 @@ impl Store {
         request: CreateRequest,
         now: DateTime<Utc>,
         queue_seconds: f64,
-    ) -> Result<Generation, CreateRefusal> {
+    ) -> Result<Accepted, CreateRefusal> {
         if self.active_count(user_id) >= MAX_ACTIVE {
             return Err(CreateRefusal::TooManyActive);
         }
@@ -113,20 +114,28 @@ impl Store {
                 .unwrap_or(request.model.average_duration_seconds),
             outputs: 1,
         };
-        self.generations.insert(id, generation.clone());
+        let accepted = generation.accepted();
+        self.generations.insert(id, generation);
         *self.active.entry(user_id).or_default() += 1;
         if let Some(user) = self.users.get_mut(&user_id) {
             user.generations.push(id);
         }
         self.jobs
             .schedule(now + seconds(queue_seconds), id, JobKind::Start);
-        Ok(generation)
+        Ok(accepted)
     }
 
     /// Where a create with `key` stands (rules 7 and 8): fresh, an existing
     /// generation to answer with, or one still being made.
     pub fn begin_keyed_create(&mut self, user_id: UserId, key: &str, now: DateTime<Utc>) -> Begin {
-        self.idempotency.begin(user_id, key, now)
+        match self.idempotency.begin(user_id, key, now) {
+            // The generation it named was forgotten (retention): the key went with it.
+            Begin::Existing(id) if !self.generations.contains_key(&id) => {
+                self.idempotency.release_done(user_id, key);
+                self.idempotency.begin(user_id, key, now)
+            }
+            begin => begin,
+        }
     }
 
     /// A keyed create ended: with the generation it made, or refused (the key is
@@ -187,7 +196,7 @@ impl Store {
         }
         let generation = generation.clone();
         self.ledger.refund(id, now).ok();
-        self.finished(user_id);
+        self.finished(user_id, id, now);
         Some(Ok(generation))
     }
 
@@ -211,6 +220,7 @@ impl Store {
                 JobKind::Start | JobKind::EndAttempt => self.apply(job, base_url),
             }
         }
+        self.forget_ended(now);
         (deliveries, self.jobs.next_due())
     }
 
@@ -260,12 +270,12 @@ impl Store {
                 return;
             }
             Some(AfterAttempt::Succeeded) => {
-                self.finished(user_id);
+                self.finished(user_id, job.target, job.due);
                 self.ledger.keep(job.target).ok();
                 self.moderation.succeeded(user_id, &slug);
             }
             Some(AfterAttempt::Failed(code)) => {
-                self.finished(user_id);
+                self.finished(user_id, job.target, job.due);
                 self.ledger.refund(job.target, job.due).ok();
                 if code == FailureCode::ModerationRejected {
                     self.moderation.rejected(user_id, &slug, job.due);
@@ -332,12 +342,12 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::domain::catalog::Catalog;
     use crate::store::tests::{at, with_user};
 
-    fn request(prompt: &str, rub: f64) -> CreateRequest {
+    pub(crate) fn request(prompt: &str, rub: f64) -> CreateRequest {
         let model = Catalog::default_catalog()
             .get("flux-schnell")
             .unwrap()
@@ -509,7 +519,10 @@ mod tests {
             store.begin_keyed_create(user.user_id, "k", at(1)),
             Begin::Fresh
         );
-        let id = Uuid::new_v4();
+        let id = store
+            .create_generation(user.user_id, request("a fox", 1.0), at(1), 1.0)
+            .unwrap()
+            .id;
         store.end_keyed_create(user.user_id, "k", Some(id), at(1));
         assert_eq!(
             store.begin_keyed_create(user.user_id, "k", at(2)),

@@ -12,6 +12,7 @@ mod billing;
 mod files;
 mod generations;
 mod jobs;
+mod retention;
 mod webhooks;
 
 use std::collections::{HashMap, VecDeque};
@@ -25,7 +26,7 @@ pub use files::UploadError;
 pub use generations::CreateRequest;
 pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
 
-use crate::config::Responses;
+use crate::config::{Responses, Retention};
 use crate::domain::UserId;
 use crate::domain::auth::{self, IssuedKey, Scope, StoredKey};
 use crate::domain::billing::{Invoice, Topup};
@@ -42,9 +43,6 @@ use crate::domain::rate_limit::{Decision, Limit, RateLimiter};
 use crate::domain::requisites::Requisites;
 use crate::domain::webhook::{Endpoint, Message};
 use jobs::Jobs;
-
-/// Requests kept in the log that `GET /_mock/requests` shows.
-const REQUEST_LOG_LEN: usize = 10_000;
 
 /// A user of the mock.
 #[derive(Debug, Clone)]
@@ -175,6 +173,9 @@ pub struct Store {
     /// What answers and webhook bodies carry.
     responses: Responses,
     jobs: Jobs,
+    /// How much of what ended is remembered, and what ended, oldest first.
+    retention: Retention,
+    ended: retention::Ended,
 }
 
 impl Store {
@@ -374,14 +375,6 @@ impl Store {
         self.rate.hit(limit, subject, now)
     }
 
-    /// Records a request in the log, keeping the newest ones.
-    pub fn log_request(&mut self, entry: LoggedRequest) {
-        if self.requests.len() >= REQUEST_LOG_LEN {
-            self.requests.pop_front();
-        }
-        self.requests.push_back(entry);
-    }
-
     /// The request log, oldest first.
     pub fn requests(&self) -> impl Iterator<Item = &LoggedRequest> {
         self.requests.iter()
@@ -488,26 +481,6 @@ pub(crate) mod tests {
                 .any(|k| k.public_part == read_only.public && k.scope == Scope::ReadOnly)
         );
         assert!(!format!("{keys:?}").contains(read_only.full.rsplit('_').next().unwrap()));
-    }
-
-    #[test]
-    fn the_request_log_keeps_the_newest_entries() {
-        let mut store = Store::default();
-        for n in 0..REQUEST_LOG_LEN + 3 {
-            store.log_request(LoggedRequest {
-                request_id: format!("req_{n}"),
-                at: at(0),
-                method: "GET".into(),
-                path: "/health".into(),
-                status: Some(200),
-                ip: "127.0.0.1".into(),
-                user_id: None,
-                idempotency_key: None,
-                fault: None,
-            });
-        }
-        assert_eq!(store.requests().count(), REQUEST_LOG_LEN);
-        assert_eq!(store.requests().next().unwrap().request_id, "req_3");
     }
 
     #[test]

@@ -210,6 +210,9 @@ impl Store {
                     && message.state == MessageState::Pending
                 {
                     message.state = MessageState::Dropped;
+                    // No attempt is made, so its creation stands for when it ended.
+                    let created_at = message.created_at;
+                    self.message_ended(message_id, created_at);
                 }
                 None
             }
@@ -239,6 +242,7 @@ impl Store {
         }
         let endpoint_active = self.endpoints.get(&endpoint_id).is_some_and(|e| e.active);
         let message = self.messages.get_mut(&message_id)?;
+        let was_pending = message.state == MessageState::Pending;
         if trigger == Trigger::Scheduled {
             message.scheduled_attempts += 1;
         }
@@ -279,6 +283,9 @@ impl Store {
             response_excerpt: webhook::excerpt(&report.body),
             next_attempt_at,
         });
+        if was_pending && message.state != MessageState::Pending {
+            self.message_ended(message_id, at);
+        }
         if let Some(due) = next_attempt_at {
             self.jobs.schedule(due, message_id, JobKind::Deliver);
         }

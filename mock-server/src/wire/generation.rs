@@ -11,16 +11,17 @@ use crate::domain::generation::{FailureCode, Generation, Status};
 use crate::domain::money::Kopecks;
 use crate::render::media::MediaKind;
 
-/// The generation object of the contract.
+/// The generation object of the contract, borrowing from the stored task so that
+/// an answer is written without copying its prompt and parameters.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GenerationView {
+pub struct GenerationView<'a> {
     id: Uuid,
     status: Status,
-    model_slug: String,
+    model_slug: &'a str,
     media_type: MediaType,
-    prompt: String,
-    params: Map<String, Value>,
+    prompt: &'a str,
+    params: &'a Map<String, Value>,
     cost_rub: Kopecks,
     output_urls: Vec<String>,
     error_code: Option<FailureCode>,
@@ -30,16 +31,16 @@ pub struct GenerationView {
     finished_at: Option<String>,
 }
 
-impl GenerationView {
+impl<'a> GenerationView<'a> {
     /// The view of `generation`, its result files under `base_url`.
-    pub fn new(generation: &Generation, base_url: &str) -> Self {
+    pub fn new(generation: &'a Generation, base_url: &str) -> Self {
         Self {
             id: generation.id,
             status: generation.status,
-            model_slug: generation.model_slug.clone(),
+            model_slug: &generation.model_slug,
             media_type: generation.media_type,
-            prompt: generation.prompt.clone(),
-            params: generation.params.clone(),
+            prompt: &generation.prompt,
+            params: &generation.params,
             cost_rub: generation.cost,
             output_urls: output_urls(base_url, generation),
             error_code: generation.error_code,
@@ -49,11 +50,6 @@ impl GenerationView {
             finished_at: generation.finished_at.map(timestamp),
         }
     }
-}
-
-/// Rule 1 of `POST /v1/generations`: exactly `{id, status, costRub}`.
-pub fn created(generation: &Generation) -> Value {
-    json!({"id": generation.id, "status": generation.status, "costRub": generation.cost})
 }
 
 /// The price of a would-be generation and whether the balance covers it.
