@@ -82,6 +82,10 @@ pub struct Global {
 
     /// Run against an embedded mock of the service with a demo account (no key needed)
     #[arg(long, global = true)]
+    #[cfg_attr(
+        not(feature = "mock"),
+        arg(help = "An embedded mock of the service: not in this build, which says where to get one")
+    )]
     pub mock: bool,
 
     /// Print JSON on stdout, errors included (the default when stdout is not a terminal)
@@ -156,6 +160,10 @@ pub enum Command {
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
     /// Run the mock server of the service (the same as the mediagen-mock binary)
+    #[cfg_attr(
+        not(feature = "mock"),
+        command(about = "The mock server of the service: not in this build, which says where to get it")
+    )]
     Mock(MockArgs),
     /// Show the configuration in effect: profile, base URL, where the key comes from
     Config,
@@ -436,20 +444,29 @@ pub struct ListenArgs {
     pub max_events: Option<usize>,
 }
 
+/// The options of `mediagen mock`: the mock server's own, plus `--port`.
 #[derive(Debug, Args)]
 pub struct MockArgs {
     /// Port on 127.0.0.1 (0 picks a free one); --listen chooses the address too
+    #[cfg(feature = "mock")]
     #[arg(short, long, conflicts_with = "listen")]
     pub port: Option<u16>,
     /// A TOML file of options (see the mock server's config.default.toml)
+    #[cfg(feature = "mock")]
     #[arg(
         long = "mock-config",
         env = "MEDIAGEN_MOCK_CONFIG",
         value_name = "FILE"
     )]
     pub config: Option<PathBuf>,
+    #[cfg(feature = "mock")]
     #[command(flatten)]
     pub options: mediagen_mock_server::config::Options,
+    /// Options of a mock this build does not have: taken so that the answer is where
+    /// to get the mock, not an unknown flag.
+    #[cfg(not(feature = "mock"))]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub ignored: Vec<String>,
 }
 
 fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {

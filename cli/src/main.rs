@@ -5,6 +5,7 @@ mod cmd;
 mod config;
 mod error;
 mod output;
+mod signal;
 
 use std::io::Write;
 use std::process::ExitCode;

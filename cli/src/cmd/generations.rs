@@ -16,6 +16,7 @@ use super::Context;
 use crate::cli::{GenerateArgs, GetArgs, ListArgs, WaitArgs};
 use crate::error::{Exit, Failure};
 use crate::output::{self, BOLD, DIM, GREEN, Output, Table};
+use crate::signal::Signals;
 
 /// The parameter a file goes to when the catalog does not name one.
 const DEFAULT_FILE_PARAMETER: &str = "image_file_id";
@@ -201,7 +202,7 @@ async fn follow(
     let client = ctx.client().await?;
     // Listening before anything is shown, so a Ctrl-C as soon as the id is on screen
     // is caught.
-    let mut interrupt = Interrupt::listen()?;
+    let mut interrupt = Signals::interrupt()?;
     if let Some(started) = started.filter(|_| !ctx.out.is_json()) {
         ctx.out.note(started);
     }
@@ -426,28 +427,4 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
     short.push('…');
     short
-}
-
-/// Ctrl-C, listened for from the moment it is made.
-#[derive(Debug)]
-struct Interrupt {
-    #[cfg(unix)]
-    signal: tokio::signal::unix::Signal,
-}
-
-impl Interrupt {
-    fn listen() -> anyhow::Result<Self> {
-        Ok(Self {
-            #[cfg(unix)]
-            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-                .context("while listening for Ctrl-C")?,
-        })
-    }
-
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        self.signal.recv().await;
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await.ok();
-    }
 }

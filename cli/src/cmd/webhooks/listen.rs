@@ -17,6 +17,7 @@ use super::event_filters;
 use crate::cli::ListenArgs;
 use crate::cmd::Context;
 use crate::output::{self, DIM, GREEN, RED, YELLOW};
+use crate::signal::Signals;
 
 /// What the handler saw, passed to the printer so that answering never waits on it.
 #[derive(Debug)]
@@ -71,6 +72,8 @@ pub async fn run(ctx: &Context, args: ListenArgs) -> anyhow::Result<()> {
         }
     };
 
+    // Listening before the address is told, so a signal sent as soon as it is seen stops us.
+    let stop = Signals::interrupt_or_terminate()?;
     let (tx, rx) = mpsc::unbounded_channel();
     let receiver = Arc::new(Receiver {
         verifier,
@@ -95,7 +98,7 @@ pub async fn run(ctx: &Context, args: ListenArgs) -> anyhow::Result<()> {
         }
     ));
 
-    let printed = print_events(ctx, rx, args.max_events).await;
+    let printed = print_events(ctx, rx, stop, args.max_events).await;
     stop_tx.send(()).ok();
     // In-flight answers are 2xx already sent; give the server a moment to close.
     tokio::time::timeout(Duration::from_secs(5), server)
@@ -117,15 +120,14 @@ pub async fn run(ctx: &Context, args: ListenArgs) -> anyhow::Result<()> {
 async fn print_events(
     ctx: &Context,
     mut rx: mpsc::UnboundedReceiver<Received>,
+    mut stop: Signals,
     max: Option<usize>,
 ) -> anyhow::Result<()> {
     let mut events = 0;
-    let stop = mediagen_mock_server::shutdown_signal();
-    tokio::pin!(stop);
     while max.is_none_or(|max| events < max) {
         let received = tokio::select! {
             received = rx.recv() => received,
-            () = &mut stop => None,
+            () = stop.recv() => None,
         };
         let Some(received) = received else { break };
         match received {
