@@ -84,7 +84,9 @@ pub struct Global {
     #[arg(long, global = true)]
     #[cfg_attr(
         not(feature = "mock"),
-        arg(help = "An embedded mock of the service: not in this build, which says where to get one")
+        arg(
+            help = "An embedded mock of the service: not in this build, which says where to get one"
+        )
     )]
     pub mock: bool,
 
@@ -162,7 +164,9 @@ pub enum Command {
     /// Run the mock server of the service (the same as the mediagen-mock binary)
     #[cfg_attr(
         not(feature = "mock"),
-        command(about = "The mock server of the service: not in this build, which says where to get it")
+        command(
+            about = "The mock server of the service: not in this build, which says where to get it"
+        )
     )]
     Mock(MockArgs),
     /// Show the configuration in effect: profile, base URL, where the key comes from

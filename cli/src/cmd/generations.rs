@@ -269,11 +269,7 @@ async fn follow(
         Some(dir) if generation.status == GenerationStatus::Succeeded => {
             download(ctx, &generation, dir).await.map_err(|err| {
                 // The results exist and are paid for: say how to fetch them again.
-                let failure = Failure {
-                    message: format!("{err:#}"),
-                    ..crate::error::classify(&err)
-                };
-                failure.created(id, key, Some(&resume))
+                Failure::of(&err).created(id, key, Some(&resume))
             })?
         }
         _ => Vec::new(),
