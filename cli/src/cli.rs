@@ -94,7 +94,8 @@ pub struct Global {
     #[arg(long, global = true, conflicts_with = "format")]
     pub json: bool,
 
-    /// Output for people (tables) or for scripts (JSON)
+    /// Output for people (tables), for scripts (JSON), or as JSON Lines (an object per line;
+    /// lists stream page by page)
     #[arg(long, global = true, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -107,6 +108,7 @@ pub struct Global {
 pub enum Format {
     Human,
     Json,
+    Jsonl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

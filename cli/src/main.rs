@@ -44,7 +44,17 @@ fn usage(err: &clap::Error) -> ExitCode {
     ) {
         return ExitCode::SUCCESS;
     }
-    let json = std::env::args().any(|arg| arg == "--json" || arg == "--format=json")
+    // Read as bytes: an argument that is not UTF-8 is itself a usage error to tell.
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let for_scripts = |format: &str| matches!(format, "json" | "jsonl");
+    let json = args
+        .iter()
+        .any(|arg| arg == "--json" || arg.strip_prefix("--format=").is_some_and(for_scripts))
+        || args
+            .windows(2)
+            .any(|pair| pair[0] == "--format" && for_scripts(&pair[1]))
         || !std::io::IsTerminal::is_terminal(&std::io::stdout());
     if json {
         let rendered = err.render().to_string();

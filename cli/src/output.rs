@@ -2,10 +2,11 @@
 //! terminal for people. Nothing else in the command writes to stdout or stderr.
 
 use std::fmt::Display;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
+use futures::{Stream, StreamExt, TryStreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
@@ -15,6 +16,8 @@ use crate::cli::{ColorWhen, Format, Global};
 #[derive(Debug, Clone)]
 pub struct Output {
     json: bool,
+    /// JSON Lines: one object per line, the items of a list each on its own.
+    lines: bool,
     color_out: bool,
     color_err: bool,
     stderr_tty: bool,
@@ -43,25 +46,33 @@ impl Output {
         };
         let stderr_tty = io::stderr().is_terminal();
         Self {
-            json: format == Format::Json,
+            json: format != Format::Human,
+            lines: format == Format::Jsonl,
             color_out: color(io::stdout().is_terminal()),
             color_err: color(stderr_tty),
             stderr_tty,
         }
     }
 
+    /// Whether the output is for scripts: JSON or JSON Lines.
     pub fn is_json(&self) -> bool {
         self.json
     }
 
-    /// Prints `value` as JSON for scripts, or calls `human` to write it for people.
+    /// Prints `value` as JSON for scripts, or calls `human` to write it for people. In
+    /// JSON Lines a list is one line per item, and anything else one line.
     pub fn emit<T: Serialize + ?Sized>(
         &self,
         value: &T,
         human: impl FnOnce(&Self, &mut dyn Write) -> io::Result<()>,
     ) -> anyhow::Result<()> {
         let mut stdout = io::stdout().lock();
-        if self.json {
+        if self.lines {
+            match serde_json::to_value(value)? {
+                serde_json::Value::Array(items) => write_lines(&mut stdout, &items)?,
+                other => write_lines(&mut stdout, &[other])?,
+            }
+        } else if self.json {
             serde_json::to_writer_pretty(&mut stdout, value)?;
             writeln!(stdout)?;
         } else {
@@ -71,11 +82,43 @@ impl Output {
         Ok(())
     }
 
+    /// Prints a list that arrives page by page. In JSON Lines each item is written as
+    /// soon as its page has come and none is kept, so memory stays flat however long
+    /// the list; a failure part-way leaves the lines already written, and the error
+    /// envelope follows them. In JSON and for people the list is printed whole, once
+    /// complete, since a table's columns depend on every row.
+    pub async fn list<T, E>(
+        &self,
+        items: impl Stream<Item = Result<T, E>>,
+        human: impl FnOnce(&Self, &mut dyn Write, &[T]) -> io::Result<()>,
+    ) -> anyhow::Result<()>
+    where
+        T: Serialize,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if !self.lines {
+            let items: Vec<T> = items.try_collect().await?;
+            return self.emit(&items, |out, w| human(out, w, &items));
+        }
+        // The items at hand without waiting: the rest of the page that just came.
+        let mut pages = std::pin::pin!(items.ready_chunks(PAGE_AT_MOST));
+        while let Some(page) = pages.next().await {
+            // Locked only between awaits, and written in one piece per page.
+            let mut stdout = BufWriter::new(io::stdout().lock());
+            let written = page.into_iter().try_for_each(|item| {
+                write_lines(&mut stdout, &[item?])?;
+                anyhow::Ok(())
+            });
+            stdout.flush()?;
+            written?;
+        }
+        Ok(())
+    }
+
     /// One JSON line on stdout, for streams of events.
-    pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
+    pub fn json_line<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
         let mut stdout = io::stdout().lock();
-        serde_json::to_writer(&mut stdout, value)?;
-        writeln!(stdout)?;
+        write_lines(&mut stdout, std::slice::from_ref(value))?;
         stdout.flush()?;
         Ok(())
     }
@@ -167,6 +210,19 @@ impl Output {
             ProgressDrawTarget::hidden()
         }
     }
+}
+
+/// The most items of a list written at once in JSON Lines: a page of the service's
+/// is smaller, so this only bounds what a very large page holds back.
+const PAGE_AT_MOST: usize = 1000;
+
+/// Each value as one line of JSON.
+fn write_lines<T: Serialize>(w: &mut impl Write, values: &[T]) -> io::Result<()> {
+    for value in values {
+        serde_json::to_writer(&mut *w, value)?;
+        writeln!(w)?;
+    }
+    Ok(())
 }
 
 fn paint(on: bool, style: Style, text: impl Display) -> String {
@@ -282,6 +338,7 @@ mod tests {
     fn plain() -> Output {
         Output {
             json: false,
+            lines: false,
             color_out: false,
             color_err: false,
             stderr_tty: false,

@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use mediagen::{
     Error, Generation, GenerationFilter, GenerationRequest, GenerationStatus, ModelParameterType,
 };
@@ -365,40 +365,38 @@ pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
         filter = filter.model_slug(model);
     }
     let stream = ctx.client().await?.generations().list(filter);
-    let generations: Vec<Generation> = if args.all {
-        stream.try_collect().await?
-    } else {
-        stream.take(args.limit).try_collect().await?
-    };
-    ctx.out.emit(&generations, |out, w| {
-        let mut table = Table::new(["ID", "STATUS", "MODEL", "COST", "CREATED", "PROMPT"]);
-        for g in &generations {
-            table.styled_row([
-                (g.id.to_string(), Default::default()),
-                (
-                    g.status.as_str().to_owned(),
-                    output::status_style(g.status.as_str()),
-                ),
-                (
-                    output::or_absent(g.model_slug.as_deref(), str::to_owned),
-                    Default::default(),
-                ),
-                (output::rub(g.cost_rub), Default::default()),
-                (
-                    output::or_absent(g.created_at.as_ref(), output::time),
-                    Default::default(),
-                ),
-                (
-                    shorten(g.prompt.as_deref().unwrap_or(""), 40),
-                    Default::default(),
-                ),
-            ]);
-        }
-        if table.is_empty() {
-            return writeln!(w, "no generations");
-        }
-        table.write(out, w)
-    })
+    let limit = if args.all { usize::MAX } else { args.limit };
+    ctx.out
+        .list(stream.take(limit), |out, w, generations| {
+            let mut table = Table::new(["ID", "STATUS", "MODEL", "COST", "CREATED", "PROMPT"]);
+            for g in generations {
+                table.styled_row([
+                    (g.id.to_string(), Default::default()),
+                    (
+                        g.status.as_str().to_owned(),
+                        output::status_style(g.status.as_str()),
+                    ),
+                    (
+                        output::or_absent(g.model_slug.as_deref(), str::to_owned),
+                        Default::default(),
+                    ),
+                    (output::rub(g.cost_rub), Default::default()),
+                    (
+                        output::or_absent(g.created_at.as_ref(), output::time),
+                        Default::default(),
+                    ),
+                    (
+                        shorten(g.prompt.as_deref().unwrap_or(""), 40),
+                        Default::default(),
+                    ),
+                ]);
+            }
+            if table.is_empty() {
+                return writeln!(w, "no generations");
+            }
+            table.write(out, w)
+        })
+        .await
 }
 
 pub async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {

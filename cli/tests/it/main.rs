@@ -8,6 +8,7 @@ mod conventions;
 mod exit_codes;
 mod generate;
 mod golden;
+mod jsonl;
 mod promises;
 mod webhooks;
 
