@@ -399,6 +399,17 @@ pub enum WebhooksCommand {
     /// Check a delivery's signature: prints `valid`, or why not
     Verify(VerifyArgs),
     /// Receive webhooks on this machine: verify, skip duplicates, print each event
+    ///
+    /// With --forward-to, each verified delivery is also POSTed to a local app with its raw
+    /// body and its webhook-id, webhook-timestamp and webhook-signature headers unchanged,
+    /// and the app's status is printed beside the event. The service is answered at once,
+    /// whatever the apps say. An --event after a --forward-to is what that app gets; one
+    /// before any --forward-to is what listen takes at all:
+    ///
+    ///   mediagen webhooks listen --register \
+    ///     --forward-to localhost:3000/hooks --event generation.completed \
+    ///     --forward-to localhost:4000/alerts --event generation.failed
+    #[command(verbatim_doc_comment)]
     Listen(ListenArgs),
 }
 
@@ -442,12 +453,119 @@ pub struct ListenArgs {
     /// With --register: the public URL that reaches this port (a tunnel) [default: http://127.0.0.1:PORT/]
     #[arg(long, value_name = "URL", requires = "register")]
     pub public_url: Option<String>,
-    /// With --register: subscribe to these events [default: all]
-    #[arg(short, long = "event", value_name = "EVENT", requires = "register")]
-    pub events: Vec<String>,
+    #[command(flatten)]
+    pub routes: Routes,
     /// Stop after this many events
     #[arg(long, value_name = "N")]
     pub max_events: Option<usize>,
+}
+
+/// The `--event` and `--forward-to` flags of `webhooks listen`, read in the order
+/// given: an `--event` after a `--forward-to` filters that app, one before any
+/// `--forward-to` filters what listen takes at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routes {
+    /// What listen takes (with --register, the endpoint's subscription); empty: all.
+    pub events: Vec<String>,
+    /// The apps each verified delivery is forwarded to.
+    pub targets: Vec<Target>,
+}
+
+/// A local app that `webhooks listen` forwards deliveries to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub url: url::Url,
+    /// The events it gets; empty: all that listen takes.
+    pub events: Vec<String>,
+}
+
+impl Args for Routes {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        cmd.arg(
+            Arg::new("event")
+                .short('e')
+                .long("event")
+                .value_name("EVENT")
+                .action(ArgAction::Append)
+                .help(
+                    "An event to take (generation.completed, generation.failed, generation.*, *): \
+                     before any --forward-to, what listen takes (with --register, what the \
+                     endpoint subscribes to); after a --forward-to, what that app gets \
+                     [default: all]",
+                ),
+        )
+        .arg(
+            Arg::new("forward-to")
+                .long("forward-to")
+                .value_name("URL")
+                .action(ArgAction::Append)
+                .value_parser(parse_forward_url)
+                .help(
+                    "POST each verified delivery to this app too, its raw body and its \
+                     webhook-id, webhook-timestamp and webhook-signature headers unchanged, \
+                     and print the app's status; repeat for more apps (localhost:3000/hooks \
+                     means http://)",
+                ),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for Routes {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        // Each value with its place on the command line.
+        fn placed<T: Clone + Send + Sync + 'static>(
+            matches: &clap::ArgMatches,
+            id: &str,
+        ) -> Vec<(usize, T)> {
+            let places = matches.indices_of(id).into_iter().flatten();
+            let values = matches.get_many::<T>(id).into_iter().flatten().cloned();
+            places.zip(values).collect()
+        }
+        let targets = placed::<url::Url>(matches, "forward-to");
+        let starts: Vec<usize> = targets.iter().map(|(place, _)| *place).collect();
+        let mut routes = Self {
+            events: Vec::new(),
+            targets: targets
+                .into_iter()
+                .map(|(_, url)| Target {
+                    url,
+                    events: Vec::new(),
+                })
+                .collect(),
+        };
+        for (place, event) in placed::<String>(matches, "event") {
+            // The targets given before this event; it belongs to the last of them.
+            match starts.partition_point(|start| *start < place) {
+                0 => routes.events.push(event),
+                before => routes.targets[before - 1].events.push(event),
+            }
+        }
+        Ok(routes)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// A URL to forward to: http or https, and `localhost:3000/hooks` read as http.
+fn parse_forward_url(raw: &str) -> Result<url::Url, String> {
+    let full = if raw.contains("://") {
+        raw.to_owned()
+    } else {
+        format!("http://{raw}")
+    };
+    let url = url::Url::parse(&full).map_err(|err| format!("`{raw}` is not a URL: {err}"))?;
+    if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+        return Err(format!("`{raw}` is not an http or https URL"));
+    }
+    Ok(url)
 }
 
 /// The options of `mediagen mock`: the mock server's own, plus `--port`.
@@ -515,6 +633,68 @@ mod tests {
         assert_eq!(parse_param("seed=").unwrap().1, serde_json::json!(""));
         assert!(parse_param("=4").is_err());
         assert!(parse_param("steps").is_err());
+    }
+
+    fn routes(args: &[&str]) -> Routes {
+        let cli = Cli::try_parse_from(
+            ["mediagen", "webhooks", "listen", "--secret", "whsec_x"]
+                .iter()
+                .chain(args),
+        )
+        .unwrap();
+        match cli.command {
+            Command::Webhooks(WebhooksCommand::Listen(listen)) => listen.routes,
+            other => panic!("not listen: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_event_belongs_to_the_forward_to_before_it() {
+        let parsed = routes(&[
+            "-e",
+            "generation.*",
+            "--forward-to",
+            "localhost:3000/hooks",
+            "--event",
+            "generation.failed",
+            "--forward-to",
+            "https://127.0.0.1:4000/",
+            "--forward-to",
+            "http://[::1]:5000/w",
+            "-e",
+            "generation.completed",
+            "-e",
+            "*",
+        ]);
+        let url = |raw: &str| url::Url::parse(raw).unwrap();
+        assert_eq!(
+            parsed,
+            Routes {
+                events: vec!["generation.*".to_owned()],
+                targets: vec![
+                    Target {
+                        url: url("http://localhost:3000/hooks"),
+                        events: vec!["generation.failed".to_owned()],
+                    },
+                    Target {
+                        url: url("https://127.0.0.1:4000/"),
+                        events: vec![],
+                    },
+                    Target {
+                        url: url("http://[::1]:5000/w"),
+                        events: vec!["generation.completed".to_owned(), "*".to_owned()],
+                    },
+                ],
+            }
+        );
+        assert_eq!(routes(&[]), Routes::default());
+    }
+
+    #[test]
+    fn forward_to_takes_only_http_urls() {
+        assert!(parse_forward_url("ftp://example.com/").is_err());
+        assert!(parse_forward_url("http://").is_err());
+        assert!(parse_forward_url("localhost:notaport").is_err());
     }
 
     #[test]
