@@ -147,6 +147,21 @@ impl Output {
         let _ = writeln!(io::stderr().lock(), "{text}");
     }
 
+    /// Asks a person on the terminal for a line, the prompt on stderr.
+    pub fn ask(&self, prompt: &str) -> anyhow::Result<String> {
+        let mut stderr = io::stderr().lock();
+        write!(stderr, "{prompt}")?;
+        stderr.flush()?;
+        let mut line = String::new();
+        io::stdin().read_line(&mut line)?;
+        Ok(line.trim().to_owned())
+    }
+
+    /// Asks a person on the terminal for a secret, which is not echoed.
+    pub fn ask_secret(&self, prompt: &str) -> anyhow::Result<String> {
+        Ok(rpassword::prompt_password(prompt)?)
+    }
+
     /// `text` in `style` when stdout shows colour.
     pub fn paint(&self, style: Style, text: impl Display) -> String {
         paint(self.color_out, style, text)

@@ -2,6 +2,7 @@
 
 mod account;
 mod billing;
+mod config;
 mod files;
 mod generations;
 mod mock;
@@ -13,7 +14,7 @@ use mediagen::Client;
 use tokio::sync::OnceCell;
 
 use crate::cli::{Cli, Command, Global};
-use crate::config::{self, Settings};
+use crate::config::Settings;
 use crate::error::{Exit, Failure};
 use crate::output::Output;
 
@@ -40,7 +41,7 @@ impl Context {
 
     /// The settings in effect: flags, environment, profile.
     pub fn settings(&self) -> anyhow::Result<Settings> {
-        config::resolve(&self.global)
+        crate::config::resolve(&self.global)
     }
 
     /// The client of the service, or of the embedded mock.
@@ -99,6 +100,11 @@ impl Context {
             };
             (base_url, key)
         };
+        self.client_at(base_url, api_key)
+    }
+
+    /// A client of the service at `base_url`, with this command's retry policy.
+    pub fn client_at(&self, base_url: String, api_key: Option<String>) -> anyhow::Result<Client> {
         let mut builder = Client::builder().base_url(base_url);
         if let Some(api_key) = api_key {
             builder = builder.api_key(api_key);
@@ -107,6 +113,11 @@ impl Context {
             .user_agent(concat!("mediagen-cli/", env!("CARGO_PKG_VERSION")))
             .retry_policy(mediagen::RetryPolicy::default().max_attempts(self.global.max_attempts))
             .build()?)
+    }
+
+    /// The global options: where the config file is, which profile.
+    pub fn global(&self) -> &Global {
+        &self.global
     }
 
     /// `mediagen <args>` with the same connection options, for hints.
@@ -133,7 +144,8 @@ pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
         Command::Invoices(command) => billing::invoices(&ctx, command).await,
         Command::Account => account::account(&ctx).await,
         Command::Summary(args) => account::summary(&ctx, args).await,
-        Command::Config => account::config(&ctx),
+        Command::Login => config::login(&ctx).await,
+        Command::Config(args) => config::run(&ctx, args),
         Command::Files(command) => files::run(&ctx, command).await,
         Command::Webhooks(command) => webhooks::run(&ctx, command).await,
         Command::Mock(args) => mock::serve(args).await,

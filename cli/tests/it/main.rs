@@ -9,6 +9,7 @@ mod exit_codes;
 mod generate;
 mod golden;
 mod jsonl;
+mod profiles;
 mod promises;
 mod webhooks;
 
