@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::client::Client;
-use crate::error::Result;
+use crate::options::Call;
 use crate::transport::call;
 use crate::types;
 
@@ -38,8 +38,9 @@ impl<'a> Account<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get(&self) -> Result<types::Account> {
-        call(self.client.raw().get_account().send()).await
+    pub fn get(&self) -> Call<'a, types::Account> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().get_account().send()).await })
     }
 
     /// Spending and generations over a period (`GET /v1/stats/summary`); both ends
@@ -53,18 +54,21 @@ impl<'a> Account<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn summary(
+    pub fn summary(
         &self,
         from: Option<DateTime<Utc>>,
         to: Option<DateTime<Utc>>,
-    ) -> Result<types::Summary> {
-        let mut builder = self.client.raw().get_summary();
-        if let Some(from) = from {
-            builder = builder.from(from);
-        }
-        if let Some(to) = to {
-            builder = builder.to(to);
-        }
-        call(builder.send()).await
+    ) -> Call<'a, types::Summary> {
+        let this = *self;
+        Call::new(async move {
+            let mut builder = this.client.raw().get_summary();
+            if let Some(from) = from {
+                builder = builder.from(from);
+            }
+            if let Some(to) = to {
+                builder = builder.to(to);
+            }
+            call(builder.send()).await
+        })
     }
 }

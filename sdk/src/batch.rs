@@ -3,20 +3,23 @@
 //! The service allows 5 active (PENDING or PROCESSING) tasks per user and answers
 //! a sixth create with a 429 that no blind retry fixes (Limits, rule 4). A batch
 //! keeps at most `max_active` of its requests active, starts the next one as soon
-//! as one ends, and gives the results in the order of the requests.
+//! as one ends, and gives the results in the order of the requests, or each
+//! outcome as it ends; it can stop at the first failure or at a cost limit.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use futures::channel::mpsc;
-use futures::stream::FuturesUnordered;
+use futures::stream::{self, FuturesUnordered};
+use futures::{Stream, StreamExt};
 use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::generation::{Generation, GenerationStatus};
 use crate::generations::GenerationRequest;
+use crate::options::{RequestOptions, request_options, scoped};
 use crate::wait::{WaitOptions, after_create, follow};
 
 /// What happened to one request of a batch.
@@ -91,9 +94,21 @@ pub struct BatchProgress {
 
 type ProgressCallback<'a> = Box<dyn FnMut(&BatchProgress) + Send + 'a>;
 
+/// One request of a batch that ended, as [`Batch::stream`] yields it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct BatchOutcome {
+    /// Its position in the input.
+    pub index: usize,
+    /// The generation, or why it did not succeed (with its id and key when it
+    /// was created; [`Error::NotStarted`] when the batch stopped before it).
+    pub result: Result<Generation>,
+}
+
 /// Runs many requests with at most 5 active at once (configurable): each starts as
-/// soon as a slot frees, and the results come back in input order, one per
-/// request. Made by [`Generations::batch`](crate::Generations::batch); await it.
+/// soon as a slot frees. Made by [`Generations::batch`](crate::Generations::batch).
+/// Await it for the results in input order, one per request, or take
+/// [`stream`](Self::stream) for each outcome as it ends.
 ///
 /// Each request gets an `Idempotency-Key` (its own, or a UUID v4), kept across the
 /// retries of its create. When the user already has other active tasks, a create
@@ -129,6 +144,9 @@ pub struct Batch<'a> {
     max_active: usize,
     options: WaitOptions,
     on_progress: Option<ProgressCallback<'a>>,
+    fail_fast: bool,
+    max_total_cost_rub: Option<f64>,
+    request_options: RequestOptions,
 }
 
 impl std::fmt::Debug for Batch<'_> {
@@ -138,6 +156,8 @@ impl std::fmt::Debug for Batch<'_> {
             .field("max_active", &self.max_active)
             .field("options", &self.options)
             .field("on_progress", &self.on_progress.is_some())
+            .field("fail_fast", &self.fail_fast)
+            .field("max_total_cost_rub", &self.max_total_cost_rub)
             .finish()
     }
 }
@@ -153,8 +173,13 @@ impl<'a> Batch<'a> {
             max_active: DEFAULT_MAX_ACTIVE,
             options: WaitOptions::default(),
             on_progress: None,
+            fail_fast: false,
+            max_total_cost_rub: None,
+            request_options: RequestOptions::default(),
         }
     }
+
+    request_options!(request_options);
 
     /// Requests active at once (default 5, the service's limit; at least 1). Lower
     /// it when the same user runs other generations at the same time.
@@ -197,79 +222,75 @@ impl<'a> Batch<'a> {
         self
     }
 
-    async fn run(self) -> Vec<Result<Generation>> {
-        let Self {
-            client,
-            requests,
-            max_active,
-            options,
-            mut on_progress,
-        } = self;
-        let total = requests.len();
-        let mut results: Vec<Option<Result<Generation>>> = (0..total).map(|_| None).collect();
-        let (events, mut received) = mpsc::unbounded();
-        let mut queued = requests.into_iter().enumerate();
-        let mut running = FuturesUnordered::new();
-        let mut tally = BatchProgress {
-            index: 0,
-            event: BatchEvent::Failed { id: None },
-            total,
-            active: 0,
-            finished: 0,
-            succeeded: 0,
-            failed: 0,
-        };
-        let mut report = |tally: &mut BatchProgress, index, event, active| {
-            tally.index = index;
-            tally.event = event;
-            tally.active = active;
-            if let Some(callback) = on_progress.as_mut() {
-                callback(tally);
+    /// Stop starting requests once one fails (default off). Those already
+    /// started go on to their end, since they are paid for and their ids must
+    /// not be lost; those not started end in [`Error::NotStarted`].
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let batch = client.generations().batch(Vec::new()).fail_fast(true);
+    /// # drop(batch);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn fail_fast(mut self, on: bool) -> Self {
+        self.fail_fast = on;
+        self
+    }
+
+    /// Stop creating once the reserved total would pass `rub`: each request is
+    /// priced (`POST /v1/generations/estimate`, nothing created) before it is
+    /// created, and the costs of those created add up; the first that would pass
+    /// the limit, and every one after it, ends in [`Error::NotStarted`].
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let batch = client.generations().batch(Vec::new()).max_total_cost_rub(500.0);
+    /// # drop(batch);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn max_total_cost_rub(mut self, rub: f64) -> Self {
+        self.max_total_cost_rub = Some(rub);
+        self
+    }
+
+    /// Each outcome as it ends, in the order they end; the stream ends when
+    /// every request has ended or was not started.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::builder().real_clock(200.0).start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// use futures::StreamExt;
+    /// use mediagen::GenerationRequest;
+    ///
+    /// let requests = ["a fox", "a hare"].map(|p| GenerationRequest::new("flux-schnell", p));
+    /// let mut outcomes = client.generations().batch(requests).fail_fast(true).stream();
+    /// while let Some(outcome) = outcomes.next().await {
+    ///     println!("#{} {}", outcome.index, if outcome.result.is_ok() { "done" } else { "failed" });
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(self) -> impl Stream<Item = BatchOutcome> + Send + Unpin + 'a {
+        let options = self.request_options.clone();
+        Box::pin(stream::unfold(Runner::new(self), move |mut runner| {
+            let options = options.clone();
+            async move {
+                scoped(options, runner.next())
+                    .await
+                    .map(|outcome| (outcome, runner))
             }
-        };
-        for (index, request) in queued.by_ref().take(max_active) {
-            running.push(run_one(
-                client,
-                index,
-                request,
-                options.clone(),
-                events.clone(),
-            ));
-        }
-        while !running.is_empty() {
-            tokio::select! {
-                // Events an item sent before it ended are reported before its end.
-                biased;
-                Some((index, event)) = received.next() => {
-                    let active = running.len();
-                    report(&mut tally, index, event, active);
-                }
-                Some((index, id, result)) = running.next() => {
-                    if let Some((next, request)) = queued.next() {
-                        running.push(run_one(client, next, request, options.clone(), events.clone()));
-                    }
-                    while let Ok((index, event)) = received.try_recv() {
-                        let active = running.len();
-                        report(&mut tally, index, event, active);
-                    }
-                    tally.finished += 1;
-                    let event = match &result {
-                        Ok(generation) => {
-                            tally.succeeded += 1;
-                            BatchEvent::Succeeded { id: generation.id }
-                        }
-                        Err(_) => {
-                            tally.failed += 1;
-                            BatchEvent::Failed { id }
-                        }
-                    };
-                    if let Some(slot) = results.get_mut(index) {
-                        *slot = Some(result);
-                    }
-                    let active = running.len();
-                    report(&mut tally, index, event, active);
-                }
-                else => break,
+        }))
+    }
+
+    async fn run(self) -> Vec<Result<Generation>> {
+        let total = self.requests.len();
+        let mut results: Vec<Option<Result<Generation>>> = (0..total).map(|_| None).collect();
+        let mut outcomes = self.stream();
+        while let Some(outcome) = outcomes.next().await {
+            if let Some(slot) = results.get_mut(outcome.index) {
+                *slot = Some(outcome.result);
             }
         }
         results
@@ -283,6 +304,166 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// Why the batch stopped starting requests, and what it has reserved.
+#[derive(Debug, Default)]
+struct Budget {
+    /// Roubles reserved by the requests created so far.
+    reserved: f64,
+    /// Why no more requests start, once that is so.
+    stopped: Option<String>,
+}
+
+type Running<'a> =
+    Pin<Box<dyn Future<Output = (usize, Option<Uuid>, Result<Generation>)> + Send + 'a>>;
+
+/// The state of a batch between two outcomes.
+struct Runner<'a> {
+    client: &'a Client,
+    queued: std::iter::Enumerate<std::vec::IntoIter<GenerationRequest>>,
+    running: FuturesUnordered<Running<'a>>,
+    events: mpsc::UnboundedSender<(usize, BatchEvent)>,
+    received: mpsc::UnboundedReceiver<(usize, BatchEvent)>,
+    options: WaitOptions,
+    on_progress: Option<ProgressCallback<'a>>,
+    tally: BatchProgress,
+    fail_fast: bool,
+    max_total_cost_rub: Option<f64>,
+    budget: Arc<Mutex<Budget>>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(batch: Batch<'a>) -> Self {
+        let (events, received) = mpsc::unbounded();
+        let total = batch.requests.len();
+        // A header that cannot be one stops the batch before anything starts.
+        let stopped = batch
+            .request_options
+            .check()
+            .err()
+            .map(|err| err.to_string());
+        let mut runner = Self {
+            client: batch.client,
+            queued: batch.requests.into_iter().enumerate(),
+            running: FuturesUnordered::new(),
+            events,
+            received,
+            options: batch.options,
+            on_progress: batch.on_progress,
+            tally: BatchProgress {
+                index: 0,
+                event: BatchEvent::Failed { id: None },
+                total,
+                active: 0,
+                finished: 0,
+                succeeded: 0,
+                failed: 0,
+            },
+            fail_fast: batch.fail_fast,
+            max_total_cost_rub: batch.max_total_cost_rub,
+            budget: Arc::new(Mutex::new(Budget {
+                reserved: 0.0,
+                stopped,
+            })),
+        };
+        for _ in 0..batch.max_active {
+            if !runner.start_next() {
+                break;
+            }
+        }
+        runner
+    }
+
+    fn stopped(&self) -> bool {
+        self.budget
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stopped
+            .is_some()
+    }
+
+    /// Starts the next queued request, unless the batch has stopped starting them.
+    fn start_next(&mut self) -> bool {
+        if self.stopped() {
+            return false;
+        }
+        let Some((index, request)) = self.queued.next() else {
+            return false;
+        };
+        self.running.push(Box::pin(run_one(
+            self.client,
+            index,
+            request,
+            self.options.clone(),
+            self.events.clone(),
+            self.max_total_cost_rub
+                .map(|limit| (limit, Arc::clone(&self.budget))),
+        )));
+        true
+    }
+
+    fn report(&mut self, index: usize, event: BatchEvent) {
+        self.tally.index = index;
+        self.tally.event = event;
+        self.tally.active = self.running.len();
+        if let Some(callback) = self.on_progress.as_mut() {
+            callback(&self.tally);
+        }
+    }
+
+    /// The next request to end; then the requests never started, one by one.
+    async fn next(&mut self) -> Option<BatchOutcome> {
+        while !self.running.is_empty() {
+            tokio::select! {
+                // Events an item sent before it ended are reported before its end.
+                biased;
+                Some((index, event)) = self.received.next() => self.report(index, event),
+                Some((index, id, result)) = self.running.next() => {
+                    while let Ok((index, event)) = self.received.try_recv() {
+                        self.report(index, event);
+                    }
+                    if result.is_err() && self.fail_fast {
+                        let mut budget = self.budget.lock().unwrap_or_else(|p| p.into_inner());
+                        budget.stopped.get_or_insert_with(|| {
+                            format!("request #{index} failed and the batch stops at the first failure")
+                        });
+                    }
+                    self.start_next();
+                    self.tally.finished += 1;
+                    let event = match &result {
+                        Ok(generation) => {
+                            self.tally.succeeded += 1;
+                            BatchEvent::Succeeded { id: generation.id }
+                        }
+                        Err(_) => {
+                            self.tally.failed += 1;
+                            BatchEvent::Failed { id }
+                        }
+                    };
+                    self.report(index, event);
+                    return Some(BatchOutcome { index, result });
+                }
+                else => break,
+            }
+        }
+        // Nothing runs: what is left was never started.
+        let (index, _) = self.queued.next()?;
+        let reason = self
+            .budget
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stopped
+            .clone()
+            .unwrap_or_else(|| "the batch stopped".into());
+        self.tally.finished += 1;
+        self.tally.failed += 1;
+        self.report(index, BatchEvent::Failed { id: None });
+        Some(BatchOutcome {
+            index,
+            result: Err(Error::NotStarted { reason }),
+        })
+    }
+}
+
 /// One request of a batch, from its create to its end.
 async fn run_one(
     client: &Client,
@@ -290,8 +471,38 @@ async fn run_one(
     mut request: GenerationRequest,
     mut options: WaitOptions,
     events: mpsc::UnboundedSender<(usize, BatchEvent)>,
+    budget: Option<(f64, Arc<Mutex<Budget>>)>,
 ) -> (usize, Option<Uuid>, Result<Generation>) {
     request.ensure_key();
+    let mut priced = None;
+    if let Some((limit, budget)) = &budget {
+        let cost = match client.generations().estimate(&request).await {
+            Ok(estimate) => estimate.cost_rub,
+            Err(err) => return (index, None, Err(err)),
+        };
+        let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(reason) = &budget.stopped {
+            return (
+                index,
+                None,
+                Err(Error::NotStarted {
+                    reason: reason.clone(),
+                }),
+            );
+        }
+        if budget.reserved + cost > *limit {
+            let reason = format!(
+                "request #{index} ({cost} RUB) would take the reserved total past the batch's \
+                 limit of {limit} RUB ({} RUB reserved)",
+                budget.reserved
+            );
+            budget.stopped = Some(reason.clone());
+            return (index, None, Err(Error::NotStarted { reason }));
+        }
+        // Held while the create runs, so that parallel requests see it.
+        budget.reserved += cost;
+        priced = Some(cost);
+    }
     let clock = &client.shared().clock;
     let deadline = options.timeout.map(|timeout| clock.now() + timeout);
     let mut refusals = 0;
@@ -306,14 +517,20 @@ async fn run_one(
                 }
                 tracing::debug!(
                     index,
-                    pause_ms = pause.as_millis() as u64,
-                    "concurrency limit; waiting for a slot"
+                    delay_ms = pause.as_millis() as u64,
+                    reason = "the user's other tasks hold every slot (concurrency limit)",
+                    "waiting for a slot"
                 );
                 clock.sleep(pause).await;
             }
             other => break other,
         }
     };
+    if let (Some((_, budget)), Some(estimate)) = (&budget, priced) {
+        let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
+        // The create's own cost replaces the estimate; nothing is reserved if it failed.
+        budget.reserved += created.as_ref().map_or(0.0, |c| c.cost_rub) - estimate;
+    }
     let created = match created {
         Ok(created) => created,
         Err(err) => return (index, None, Err(err)),

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::open_enum::open_enum;
+use crate::options::Call;
 use crate::pagination::{Page, page, paginate};
 use crate::transport::{call, send};
 use crate::types;
@@ -202,8 +203,9 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn balance(&self) -> Result<types::Balance> {
-        call(self.client.raw().get_balance().send()).await
+    pub fn balance(&self) -> Call<'a, types::Balance> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().get_balance().send()).await })
     }
 
     /// The balance history, newest first, page after page (`GET /v1/billing/history`).
@@ -239,31 +241,37 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn history_page(
+    pub fn history_page<'c>(
         &self,
-        filter: &HistoryFilter,
-        cursor: Option<&str>,
-    ) -> Result<Page<types::BillingOperation>> {
-        let mut builder = self.client.raw().list_billing_history();
-        if let Some(kind) = &filter.kind {
-            builder = builder.type_(kind.clone());
-        }
-        if let Some(from) = filter.from {
-            builder = builder.from(from);
-        }
-        if let Some(to) = filter.to {
-            builder = builder.to(to);
-        }
-        if let Some(size) = filter.page_size {
-            builder = builder.limit(u64::from(size));
-        }
-        if let Some(cursor) = cursor {
-            builder = builder.cursor(cursor.to_owned());
-        }
-        let list = call(builder.send()).await?;
-        Ok(page(list.data, list.next_cursor, list.has_more, |entry| {
-            entry
-        }))
+        filter: &'c HistoryFilter,
+        cursor: Option<&'c str>,
+    ) -> Call<'c, Page<types::BillingOperation>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut builder = this.client.raw().list_billing_history();
+            if let Some(kind) = &filter.kind {
+                builder = builder.type_(kind.clone());
+            }
+            if let Some(from) = filter.from {
+                builder = builder.from(from);
+            }
+            if let Some(to) = filter.to {
+                builder = builder.to(to);
+            }
+            if let Some(size) = filter.page_size {
+                builder = builder.limit(u64::from(size));
+            }
+            if let Some(cursor) = cursor {
+                builder = builder.cursor(cursor.to_owned());
+            }
+            let list = call(builder.send()).await?;
+            Ok(page(list.data, list.next_cursor, list.has_more, |entry| {
+                entry
+            }))
+        })
     }
 
     /// The requisites of the legal entity (`GET /v1/billing/requisites`); 404 when
@@ -276,8 +284,9 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn requisites(&self) -> Result<types::Requisites> {
-        call(self.client.raw().get_requisites().send()).await
+    pub fn requisites(&self) -> Call<'a, types::Requisites> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().get_requisites().send()).await })
     }
 
     /// Sets or replaces the requisites (`PUT /v1/billing/requisites`). Takes the
@@ -302,15 +311,17 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn set_requisites<V>(&self, requisites: V) -> Result<types::Requisites>
+    pub fn set_requisites<V>(&self, requisites: V) -> Call<'a, types::Requisites>
     where
         V: TryInto<types::RequisitesInput>,
         V::Error: std::fmt::Display,
     {
+        let this = *self;
+        // Converted at once: the input type need not be `Send`.
         let body = requisites
             .try_into()
-            .map_err(|err| Error::InvalidRequest(format!("requisites: {err}")))?;
-        call(self.client.raw().set_requisites().body(body).send()).await
+            .map_err(|err| Error::InvalidRequest(format!("requisites: {err}")));
+        Call::new(async move { call(this.client.raw().set_requisites().body(body?).send()).await })
     }
 
     /// The invoices, newest first, page after page (`GET /v1/billing/invoices`).
@@ -343,25 +354,31 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn invoices_page(
+    pub fn invoices_page<'c>(
         &self,
-        cursor: Option<&str>,
+        cursor: Option<&'c str>,
         page_size: Option<u32>,
-    ) -> Result<Page<types::Invoice>> {
-        let mut builder = self.client.raw().list_invoices();
-        if let Some(size) = page_size {
-            builder = builder.limit(u64::from(size));
-        }
-        if let Some(cursor) = cursor {
-            builder = builder.cursor(cursor.to_owned());
-        }
-        let list = call(builder.send()).await?;
-        Ok(page(
-            list.data,
-            list.next_cursor,
-            list.has_more,
-            |invoice| invoice,
-        ))
+    ) -> Call<'c, Page<types::Invoice>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut builder = this.client.raw().list_invoices();
+            if let Some(size) = page_size {
+                builder = builder.limit(u64::from(size));
+            }
+            if let Some(cursor) = cursor {
+                builder = builder.cursor(cursor.to_owned());
+            }
+            let list = call(builder.send()).await?;
+            Ok(page(
+                list.data,
+                list.next_cursor,
+                list.has_more,
+                |invoice| invoice,
+            ))
+        })
     }
 
     /// Issues an invoice for a prepayment by bank transfer, VAT included
@@ -374,9 +391,12 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn create_invoice(&self, amount_rub: f64) -> Result<types::Invoice> {
-        let body = types::CreateInvoiceRequest { amount_rub };
-        call(self.client.raw().create_invoice().body(body).send()).await
+    pub fn create_invoice(&self, amount_rub: f64) -> Call<'a, types::Invoice> {
+        let this = *self;
+        Call::new(async move {
+            let body = types::CreateInvoiceRequest { amount_rub };
+            call(this.client.raw().create_invoice().body(body).send()).await
+        })
     }
 
     /// The PDF of an invoice (`GET /v1/billing/invoices/{id}/pdf`).
@@ -388,9 +408,12 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn invoice_pdf(&self, id: Uuid) -> Result<Bytes> {
-        let stream = send(self.client.raw().get_invoice_pdf().id(id).send()).await?;
-        collect(stream).await
+    pub fn invoice_pdf(&self, id: Uuid) -> Call<'a, Bytes> {
+        let this = *self;
+        Call::new(async move {
+            let stream = send(this.client.raw().get_invoice_pdf().id(id).send()).await?;
+            collect(stream).await
+        })
     }
 
     /// The closing act of a paid invoice, as PDF (`GET /v1/billing/invoices/{id}/act`);
@@ -403,9 +426,12 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn invoice_act(&self, id: Uuid) -> Result<Bytes> {
-        let stream = send(self.client.raw().get_invoice_act().id(id).send()).await?;
-        collect(stream).await
+    pub fn invoice_act(&self, id: Uuid) -> Call<'a, Bytes> {
+        let this = *self;
+        Call::new(async move {
+            let stream = send(this.client.raw().get_invoice_act().id(id).send()).await?;
+            collect(stream).await
+        })
     }
 
     /// Starts a card top-up (`POST /v1/billing/topup`): send the user to
@@ -421,12 +447,18 @@ impl<'a> Billing<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn topup(&self, amount_rub: f64, return_url: Option<&str>) -> Result<types::Topup> {
-        let body = types::TopupRequest {
-            amount_rub,
-            return_url: return_url.map(str::to_owned),
-        };
-        call(self.client.raw().create_topup().body(body).send()).await
+    pub fn topup<'c>(&self, amount_rub: f64, return_url: Option<&'c str>) -> Call<'c, types::Topup>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let body = types::TopupRequest {
+                amount_rub,
+                return_url: return_url.map(str::to_owned),
+            };
+            call(this.client.raw().create_topup().body(body).send()).await
+        })
     }
 }
 

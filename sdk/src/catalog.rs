@@ -3,6 +3,7 @@
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::open_enum::open_enum;
+use crate::options::Call;
 use crate::transport::call;
 use crate::types;
 
@@ -108,8 +109,9 @@ impl<'a> Catalog<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get(&self) -> Result<types::Catalog> {
-        call(self.client.raw().list_catalog().send()).await
+    pub fn get(&self) -> Call<'a, types::Catalog> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().list_catalog().send()).await })
     }
 
     /// The models of the catalogue.
@@ -132,8 +134,9 @@ impl<'a> Catalog<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn models(&self) -> Result<Vec<types::Model>> {
-        Ok(self.get().await?.models)
+    pub fn models(&self) -> Call<'a, Vec<types::Model>> {
+        let this = *self;
+        Call::new(async move { Ok(this.get().await?.models) })
     }
 
     /// One model by its slug, if the catalogue lists it.
@@ -147,8 +150,12 @@ impl<'a> Catalog<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn model(&self, slug: &str) -> Result<Option<types::Model>> {
-        Ok(self.models().await?.into_iter().find(|m| m.slug == slug))
+    pub fn model<'c>(&self, slug: &'c str) -> Call<'c, Option<types::Model>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move { Ok(this.models().await?.into_iter().find(|m| m.slug == slug)) })
     }
 }
 
@@ -180,13 +187,19 @@ impl<'a> Auth<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn request_magic_link(&self, email: &str) -> Result<types::MagicLinkAccepted> {
-        if email.trim().is_empty() {
-            return Err(Error::InvalidRequest("the e-mail address is empty".into()));
-        }
-        let body = types::MagicLinkRequest {
-            email: email.to_owned(),
-        };
-        call(self.client.raw().request_magic_link().body(body).send()).await
+    pub fn request_magic_link<'c>(&self, email: &'c str) -> Call<'c, types::MagicLinkAccepted>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            if email.trim().is_empty() {
+                return Err(Error::InvalidRequest("the e-mail address is empty".into()));
+            }
+            let body = types::MagicLinkRequest {
+                email: email.to_owned(),
+            };
+            call(this.client.raw().request_magic_link().body(body).send()).await
+        })
     }
 }

@@ -15,9 +15,10 @@ use crate::files::Files;
 use crate::generated;
 use crate::generations::Generations;
 use crate::limits::{LimitScope, RateLimit};
+use crate::options::RequestOptions;
 use crate::rate_limit::Pacer;
 use crate::retry::RetryPolicy;
-use crate::transport::{Shared, Transport, call};
+use crate::transport::{Http, Shared, Transport, call};
 use crate::types;
 use crate::webhooks::WebhookEndpoints;
 
@@ -325,6 +326,47 @@ impl Client {
         &self.raw
     }
 
+    /// A clone of this client whose calls all start from `options` (a
+    /// time-out, attempts, headers), lists and streams included; a call's own
+    /// options still win. The clone shares the connection pool and the pacer.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// use futures::TryStreamExt;
+    /// use mediagen::{GenerationFilter, RequestOptions};
+    ///
+    /// let tagged = client.with_options(RequestOptions::new().header("x-tenant", "acme").max_attempts(2));
+    /// let all: Vec<_> = tagged.generations().list(GenerationFilter::new()).try_collect().await?;
+    /// # let _ = all;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_options(&self, options: RequestOptions) -> Client {
+        let shared = self.shared();
+        let transport = Transport {
+            shared: Arc::new(Shared {
+                authorization: shared.authorization.clone(),
+                user_agent: shared.user_agent.clone(),
+                timeout: shared.timeout,
+                retry: shared.retry.clone(),
+                pacer: Arc::clone(&shared.pacer),
+                clock: Arc::clone(&shared.clock),
+                http: shared.http.clone(),
+                defaults: shared.defaults.clone().options(options),
+            }),
+        };
+        Client {
+            raw: generated::Client::new_with_client(
+                self.base_url(),
+                shared.http.builder_client(),
+                transport,
+            ),
+        }
+    }
+
     pub(crate) fn transport(&self) -> &Transport {
         &self.raw.inner
     }
@@ -360,7 +402,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     user_agent: Option<String>,
     retry: RetryPolicy,
-    http: Option<reqwest::Client>,
+    http: Option<Http>,
     clock: Arc<dyn Clock>,
     pacing: bool,
 }
@@ -485,7 +527,26 @@ impl ClientBuilder {
     /// # drop(builder);
     /// ```
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http = Some(client);
+        self.http = Some(Http::Plain(client));
+        self
+    }
+
+    /// Sends through a `reqwest-middleware` chain (company middleware: tracing
+    /// propagation, signing, caching); feature `middleware`. The retry rule of
+    /// this crate still decides what is repeated: give the chain no retry
+    /// middleware of its own, or requests that may have acted could be sent twice.
+    /// A middleware's own failure is [`Error::Middleware`].
+    ///
+    /// ```
+    /// # #[cfg(feature = "middleware")] {
+    /// let chain = reqwest_middleware::ClientBuilder::new(reqwest::Client::new()).build();
+    /// let builder = mediagen::Client::builder().middleware_client(chain);
+    /// # drop(builder);
+    /// # }
+    /// ```
+    #[cfg(feature = "middleware")]
+    pub fn middleware_client(mut self, client: reqwest_middleware::ClientWithMiddleware) -> Self {
+        self.http = Some(Http::Middleware(client));
         self
     }
 
@@ -563,11 +624,13 @@ impl ClientBuilder {
         };
         let http = match self.http {
             Some(http) => http,
-            None => reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout)
-                .read_timeout(DEFAULT_READ_TIMEOUT)
-                .build()
-                .map_err(|err| Error::Config(format!("building the HTTP client: {err}")))?,
+            None => Http::Plain(
+                reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout)
+                    .read_timeout(DEFAULT_READ_TIMEOUT)
+                    .build()
+                    .map_err(|err| Error::Config(format!("building the HTTP client: {err}")))?,
+            ),
         };
         let transport = Transport {
             shared: Arc::new(Shared {
@@ -578,10 +641,11 @@ impl ClientBuilder {
                 pacer: Arc::new(Pacer::new(self.pacing)),
                 clock: self.clock,
                 http: http.clone(),
+                defaults: RequestOptions::default(),
             }),
         };
         Ok(Client {
-            raw: generated::Client::new_with_client(&base_url, http, transport),
+            raw: generated::Client::new_with_client(&base_url, http.builder_client(), transport),
         })
     }
 

@@ -14,14 +14,15 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt, stream};
 use http::header::{CONTENT_LENGTH, HeaderName, HeaderValue, USER_AGENT};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use uuid::Uuid;
 
 use crate::client::Client;
+use crate::download::{Download, DownloadBytes, DownloadTo};
 use crate::error::{ApiError, Error, Result};
 use crate::generation::Generation;
 use crate::open_enum::open_enum;
-use crate::retry::Decision;
+use crate::options::{Call, RequestOptions, request_options, within};
 use crate::transport::{Operation, call};
 use crate::types;
 
@@ -159,22 +160,28 @@ impl<'a> Files<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn create_upload(
+    pub fn create_upload<'c>(
         &self,
-        filename: &str,
+        filename: &'c str,
         content_type: FileContentType,
         size_bytes: u64,
-    ) -> Result<types::FileUpload> {
-        let body = types::FileUploadRequest {
-            content_type,
-            filename: filename
-                .try_into()
-                .map_err(|err| Error::InvalidRequest(format!("filename {filename:?}: {err}")))?,
-            size_bytes: size_bytes
-                .try_into()
-                .map_err(|_| Error::InvalidRequest("an empty file cannot be uploaded".into()))?,
-        };
-        call(self.client.raw().create_file_upload().body(body).send()).await
+    ) -> Call<'c, types::FileUpload>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let body = types::FileUploadRequest {
+                content_type,
+                filename: filename.try_into().map_err(|err| {
+                    Error::InvalidRequest(format!("filename {filename:?}: {err}"))
+                })?,
+                size_bytes: size_bytes.try_into().map_err(|_| {
+                    Error::InvalidRequest("an empty file cannot be uploaded".into())
+                })?,
+            };
+            call(this.client.raw().create_file_upload().body(body).send()).await
+        })
     }
 
     /// Uploads a file from disk: asks for the URL, then streams the bytes to it.
@@ -201,6 +208,7 @@ impl<'a> Files<'a> {
             source: Source::Path(path),
             content_type: None,
             on_progress: None,
+            request_options: RequestOptions::default(),
         }
     }
 
@@ -220,6 +228,7 @@ impl<'a> Files<'a> {
             source: Source::Bytes(bytes.into()),
             content_type: None,
             on_progress: None,
+            request_options: RequestOptions::default(),
         }
     }
 
@@ -232,8 +241,9 @@ impl<'a> Files<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get(&self, id: Uuid) -> Result<types::File> {
-        call(self.client.raw().get_file().id(id).send()).await
+    pub fn get(&self, id: Uuid) -> Call<'a, types::File> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().get_file().id(id).send()).await })
     }
 
     /// Deletes an input file (`DELETE /v1/files/{id}`).
@@ -244,13 +254,15 @@ impl<'a> Files<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn delete(&self, id: Uuid) -> Result<()> {
-        call(self.client.raw().delete_file().id(id).send()).await
+    pub fn delete(&self, id: Uuid) -> Call<'a, ()> {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().delete_file().id(id).send()).await })
     }
 
     /// Downloads `url` (an entry of `outputUrls`) to `path`, streaming, without the
-    /// API key. The file appears whole or not at all: it is written beside `path` and
-    /// renamed at the end. See [`Download`].
+    /// API key. The folder is made if needed; the file appears whole or not at all
+    /// (it is written beside `path` and renamed at the end); a download cut off,
+    /// in this run or an earlier one, goes on where it stopped. See [`Download`].
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -261,24 +273,63 @@ impl<'a> Files<'a> {
     ///     .generations()
     ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a red fox"))
     ///     .await?;
-    /// let path = std::env::temp_dir().join(format!("{}.png", done.id));
+    /// let path = std::env::temp_dir().join(format!("{}/fox.png", done.id));
     /// let bytes = client
     ///     .files()
     ///     .download(&done.output_urls[0], &path)
     ///     .on_progress(|p| eprintln!("{:?}", p.fraction()))
     ///     .await?;
     /// assert_eq!(std::fs::metadata(&path).unwrap().len(), bytes);
-    /// # std::fs::remove_file(path).ok();
+    /// # std::fs::remove_dir_all(path.parent().unwrap()).ok();
     /// # Ok(())
     /// # }
     /// ```
     pub fn download(&self, url: impl Into<String>, path: impl Into<PathBuf>) -> Download<'a> {
-        Download {
-            client: self.client,
-            url: url.into(),
-            path: path.into(),
-            on_progress: None,
-        }
+        Download::new(self.client, url.into(), path.into())
+    }
+
+    /// Downloads `url` into memory. See [`DownloadBytes`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::builder().real_clock(200.0).start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let done = client
+    ///     .generations()
+    ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a red fox"))
+    ///     .await?;
+    /// let png = client.files().download_bytes(&done.output_urls[0]).await?;
+    /// assert!(png.starts_with(b"\x89PNG"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn download_bytes(&self, url: impl Into<String>) -> DownloadBytes<'a> {
+        DownloadBytes::new(self.client, url.into())
+    }
+
+    /// Downloads `url` into `writer` (any `tokio::io::AsyncWrite`). See [`DownloadTo`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::builder().real_clock(200.0).start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let done = client
+    ///     .generations()
+    ///     .create_and_wait(mediagen::GenerationRequest::new("flux-schnell", "a red fox"))
+    ///     .await?;
+    /// let mut sink = Vec::new();
+    /// let written = client.files().download_to(&done.output_urls[0], &mut sink).await?;
+    /// assert_eq!(written, sink.len() as u64);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn download_to<W>(&self, url: impl Into<String>, writer: W) -> DownloadTo<'a, W>
+    where
+        W: tokio::io::AsyncWrite + Unpin + Send + 'a,
+    {
+        DownloadTo::new(self.client, url.into(), writer)
     }
 
     /// Downloads every result file of a generation into `dir`, named
@@ -299,17 +350,23 @@ impl<'a> Files<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn download_outputs(
+    pub fn download_outputs<'c>(
         &self,
-        generation: &Generation,
-        dir: impl AsRef<Path>,
-    ) -> Result<Vec<PathBuf>> {
-        let mut paths = Vec::with_capacity(generation.output_urls.len());
-        for (url, path) in output_paths(generation, dir.as_ref()) {
-            self.download(url, path.clone()).await?;
-            paths.push(path);
-        }
-        Ok(paths)
+        generation: &'c Generation,
+        dir: impl AsRef<Path> + Send + 'c,
+    ) -> Call<'c, Vec<PathBuf>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut paths = Vec::with_capacity(generation.output_urls.len());
+            for (url, path) in output_paths(generation, dir.as_ref()) {
+                this.download(url, path.clone()).await?;
+                paths.push(path);
+            }
+            Ok(paths)
+        })
     }
 }
 
@@ -377,6 +434,7 @@ pub struct Upload<'a> {
     filename: Option<String>,
     content_type: Option<FileContentType>,
     on_progress: Option<ProgressCallback<'a>>,
+    request_options: RequestOptions,
 }
 
 impl std::fmt::Debug for Upload<'_> {
@@ -390,6 +448,8 @@ impl std::fmt::Debug for Upload<'_> {
 }
 
 impl<'a> Upload<'a> {
+    request_options!(request_options);
+
     /// The file's type (by default from the extension: png, jpg/jpeg, webp, wav,
     /// mp3, mp4).
     ///
@@ -437,6 +497,7 @@ impl<'a> Upload<'a> {
             filename,
             content_type,
             mut on_progress,
+            request_options: _,
         } = self;
         let filename =
             filename.ok_or_else(|| Error::InvalidRequest("the upload has no file name".into()))?;
@@ -549,167 +610,9 @@ impl<'a> IntoFuture for Upload<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Result<UploadedFile>> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let options = self.request_options.clone();
+        Box::pin(within(options, self.run()))
     }
-}
-
-/// A download in preparation: set a progress callback, then await it for the
-/// number of bytes written. Made by [`Files::download`].
-///
-/// A failure before or during the transfer is retried from the start within the
-/// client's retry policy.
-///
-/// ```no_run
-/// # async fn demo(client: mediagen::Client, url: String) -> Result<(), mediagen::Error> {
-/// let bytes = client.files().download(url, "out/video.mp4").await?;
-/// println!("{bytes} bytes");
-/// # Ok(())
-/// # }
-/// ```
-#[must_use = "nothing is downloaded until it is awaited"]
-pub struct Download<'a> {
-    client: &'a Client,
-    url: String,
-    path: PathBuf,
-    on_progress: Option<ProgressCallback<'a>>,
-}
-
-impl std::fmt::Debug for Download<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Download")
-            .field("url", &self.url)
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> Download<'a> {
-    /// Called as the bytes arrive (`total` from `Content-Length`, when sent).
-    ///
-    /// ```
-    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-    /// let download = client
-    ///     .files()
-    ///     .download("https://cdn.example/0.png", "0.png")
-    ///     .on_progress(|p| eprintln!("{} bytes", p.bytes));
-    /// # drop(download);
-    /// # Ok::<(), mediagen::Error>(())
-    /// ```
-    pub fn on_progress(mut self, callback: impl FnMut(Progress) + Send + 'a) -> Self {
-        self.on_progress = Some(Box::new(callback));
-        self
-    }
-
-    /// One loop for the whole transfer: an attempt fails when the request does,
-    /// and also when the body breaks off, and either is retried within the
-    /// client's retry policy, from the start.
-    async fn run(self) -> Result<u64> {
-        let Self {
-            client,
-            url,
-            path,
-            mut on_progress,
-        } = self;
-        let url = reqwest::Url::parse(&url)
-            .map_err(|err| Error::InvalidRequest(format!("download URL {url:?}: {err}")))?;
-        let shared = client.shared();
-        let operation = Operation::storage("download_file");
-        let partial = partial_path(&path);
-        let mut attempt = 1;
-        loop {
-            let mut request = reqwest::Request::new(reqwest::Method::GET, url.clone());
-            request
-                .headers_mut()
-                .insert(USER_AGENT, shared.user_agent.clone());
-            let (answer, decision) = shared.attempt_once(operation, request).await;
-            let (failure, decision) = match answer {
-                Ok(response) => match receive(response, &partial, &mut on_progress).await {
-                    Ok(written) => {
-                        tokio::fs::rename(&partial, &path)
-                            .await
-                            .map_err(|source| Error::Io {
-                                path: path.clone(),
-                                source,
-                            })?;
-                        return Ok(written);
-                    }
-                    Err(Received::Io(err)) => return Err(err),
-                    Err(Received::Broken(err)) => {
-                        let _ = tokio::fs::remove_file(&partial).await;
-                        (Error::Body(err), Decision::Retry { retry_after: None })
-                    }
-                },
-                Err(err) => (err, decision),
-            };
-            match shared.delay(attempt, decision) {
-                Some(delay) => {
-                    tracing::warn!(url = %url, attempt, error = %failure, "download failed; starting again");
-                    shared.clock.sleep(delay).await;
-                    attempt += 1;
-                }
-                None => return Err(failure.with_attempts(attempt)),
-            }
-        }
-    }
-}
-
-/// Why receiving a body stopped.
-enum Received {
-    /// Writing the file failed: final.
-    Io(Error),
-    /// The body broke off: worth another attempt.
-    Broken(reqwest::Error),
-}
-
-/// Writes the body of `response` to `partial`, reporting progress.
-async fn receive(
-    response: reqwest::Response,
-    partial: &Path,
-    on_progress: &mut Option<ProgressCallback<'_>>,
-) -> std::result::Result<u64, Received> {
-    let io = |source| {
-        Received::Io(Error::Io {
-            path: partial.to_owned(),
-            source,
-        })
-    };
-    let total = response.content_length();
-    let mut file = tokio::fs::File::create(partial).await.map_err(io)?;
-    let mut written = 0_u64;
-    let mut body = response.bytes_stream();
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(Received::Broken)?;
-        file.write_all(&chunk).await.map_err(io)?;
-        written += chunk.len() as u64;
-        if let Some(callback) = on_progress.as_mut() {
-            callback(Progress {
-                bytes: written,
-                total,
-            });
-        }
-    }
-    file.flush().await.map_err(io)?;
-    file.sync_all().await.map_err(io)?;
-    Ok(written)
-}
-
-impl<'a> IntoFuture for Download<'a> {
-    type Output = Result<u64>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Result<u64>> + Send + 'a>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
-
-/// `<path>.part`, where a download is written until it is whole.
-fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".part");
-    path.with_file_name(name)
 }
 
 /// The response if its status is below 400, else its error.
@@ -785,14 +688,6 @@ mod tests {
         assert_eq!(guess_content_type("clip.mp4"), Some(Type::VideoMp4));
         assert_eq!(guess_content_type("notes.txt"), None);
         assert_eq!(guess_content_type("no-extension"), None);
-    }
-
-    #[test]
-    fn a_download_is_written_beside_its_target() {
-        assert_eq!(
-            partial_path(Path::new("/tmp/x/0.png")),
-            Path::new("/tmp/x/0.png.part")
-        );
     }
 
     #[tokio::test]

@@ -13622,3 +13622,46 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
+/// Every operation of the contract: its `operationId`, method and path template.
+pub const OPERATIONS: &[(&str, &str, &str)] = &[
+    ("get_openapi_document", "GET", "/api/openapi.json"),
+    ("get_health", "GET", "/health"),
+    ("get_account", "GET", "/v1/account"),
+    ("request_magic_link", "POST", "/v1/auth/magic-link/request"),
+    ("get_balance", "GET", "/v1/billing/balance"),
+    ("list_billing_history", "GET", "/v1/billing/history"),
+    ("list_invoices", "GET", "/v1/billing/invoices"),
+    ("create_invoice", "POST", "/v1/billing/invoices"),
+    ("get_invoice_act", "GET", "/v1/billing/invoices/{id}/act"),
+    ("get_invoice_pdf", "GET", "/v1/billing/invoices/{id}/pdf"),
+    ("get_requisites", "GET", "/v1/billing/requisites"),
+    ("set_requisites", "PUT", "/v1/billing/requisites"),
+    ("create_topup", "POST", "/v1/billing/topup"),
+    ("list_catalog", "GET", "/v1/catalog/"),
+    ("create_file_upload", "POST", "/v1/files"),
+    ("delete_file", "DELETE", "/v1/files/{id}"),
+    ("get_file", "GET", "/v1/files/{id}"),
+    ("list_generations", "GET", "/v1/generations"),
+    ("create_generation", "POST", "/v1/generations"),
+    ("estimate_generation", "POST", "/v1/generations/estimate"),
+    ("get_generation", "GET", "/v1/generations/{id}"),
+    ("cancel_generation", "POST", "/v1/generations/{id}/cancel"),
+    ("get_summary", "GET", "/v1/stats/summary"),
+    ("list_webhook_endpoints", "GET", "/v1/webhook-endpoints"),
+    ("create_webhook_endpoint", "POST", "/v1/webhook-endpoints"),
+    ("delete_webhook_endpoint", "DELETE", "/v1/webhook-endpoints/{id}"),
+    ("get_webhook_endpoint", "GET", "/v1/webhook-endpoints/{id}"),
+    ("update_webhook_endpoint", "PATCH", "/v1/webhook-endpoints/{id}"),
+    ("list_webhook_deliveries", "GET", "/v1/webhook-endpoints/{id}/deliveries"),
+    (
+        "redeliver_webhook_message",
+        "POST",
+        "/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver",
+    ),
+    (
+        "rotate_webhook_endpoint_secret",
+        "POST",
+        "/v1/webhook-endpoints/{id}/rotate-secret",
+    ),
+    ("send_test_webhook", "POST", "/v1/webhook-endpoints/{id}/test"),
+];

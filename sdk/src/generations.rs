@@ -10,6 +10,7 @@ use crate::batch::Batch;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::generation::{Generation, GenerationStatus};
+use crate::options::Call;
 use crate::pagination::{Page, paginate};
 use crate::transport::{call, call_as, new_idempotency_key};
 use crate::types;
@@ -314,23 +315,26 @@ impl<'a> Generations<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn create(&self, mut request: GenerationRequest) -> Result<CreatedGeneration> {
-        let key = request.ensure_key().to_owned();
-        let body: types::CreateGenerationRequest = request.body()?;
-        let created: CreatedBody = call_as(
-            self.client
-                .raw()
-                .create_generation()
-                .idempotency_key(key.as_str())
-                .body(body)
-                .send(),
-        )
-        .await?;
-        Ok(CreatedGeneration {
-            id: created.id,
-            status: created.status,
-            cost_rub: created.cost_rub,
-            idempotency_key: key,
+    pub fn create(&self, mut request: GenerationRequest) -> Call<'a, CreatedGeneration> {
+        let this = *self;
+        Call::new(async move {
+            let key = request.ensure_key().to_owned();
+            let body: types::CreateGenerationRequest = request.body()?;
+            let created: CreatedBody = call_as(
+                this.client
+                    .raw()
+                    .create_generation()
+                    .idempotency_key(key.as_str())
+                    .body(body)
+                    .send(),
+            )
+            .await?;
+            Ok(CreatedGeneration {
+                id: created.id,
+                status: created.status,
+                cost_rub: created.cost_rub,
+                idempotency_key: key,
+            })
         })
     }
 
@@ -347,8 +351,11 @@ impl<'a> Generations<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get(&self, id: Uuid) -> Result<Generation> {
-        call_as::<types::Generation, _>(self.client.raw().get_generation().id(id).send()).await
+    pub fn get(&self, id: Uuid) -> Call<'a, Generation> {
+        let this = *self;
+        Call::new(async move {
+            call_as::<types::Generation, _>(this.client.raw().get_generation().id(id).send()).await
+        })
     }
 
     /// Every generation matching `filter`, newest first, as a stream that fetches
@@ -392,25 +399,31 @@ impl<'a> Generations<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn list_page(
+    pub fn list_page<'c>(
         &self,
-        filter: &GenerationFilter,
-        cursor: Option<&str>,
-    ) -> Result<Page<Generation>> {
-        let mut builder = self.client.raw().list_generations();
-        if let Some(status) = &filter.status {
-            builder = builder.status(status.clone());
-        }
-        if let Some(slug) = &filter.model_slug {
-            builder = builder.model_slug(slug.clone());
-        }
-        if let Some(size) = filter.page_size {
-            builder = builder.limit(u64::from(size));
-        }
-        if let Some(cursor) = cursor {
-            builder = builder.cursor(cursor.to_owned());
-        }
-        call_as::<types::GenerationList, Page<Generation>>(builder.send()).await
+        filter: &'c GenerationFilter,
+        cursor: Option<&'c str>,
+    ) -> Call<'c, Page<Generation>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut builder = this.client.raw().list_generations();
+            if let Some(status) = &filter.status {
+                builder = builder.status(status.clone());
+            }
+            if let Some(slug) = &filter.model_slug {
+                builder = builder.model_slug(slug.clone());
+            }
+            if let Some(size) = filter.page_size {
+                builder = builder.limit(u64::from(size));
+            }
+            if let Some(cursor) = cursor {
+                builder = builder.cursor(cursor.to_owned());
+            }
+            call_as::<types::GenerationList, Page<Generation>>(builder.send()).await
+        })
     }
 
     /// Cancels a task that is still `PENDING` (`POST /v1/generations/{id}/cancel`);
@@ -428,8 +441,12 @@ impl<'a> Generations<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn cancel(&self, id: Uuid) -> Result<Generation> {
-        call_as::<types::Generation, _>(self.client.raw().cancel_generation().id(id).send()).await
+    pub fn cancel(&self, id: Uuid) -> Call<'a, Generation> {
+        let this = *self;
+        Call::new(async move {
+            call_as::<types::Generation, _>(this.client.raw().cancel_generation().id(id).send())
+                .await
+        })
     }
 
     /// Prices a request without creating anything (`POST /v1/generations/estimate`).
@@ -445,9 +462,15 @@ impl<'a> Generations<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn estimate(&self, request: &GenerationRequest) -> Result<types::Estimate> {
-        let body: types::EstimateRequest = request.body()?;
-        call(self.client.raw().estimate_generation().body(body).send()).await
+    pub fn estimate<'c>(&self, request: &'c GenerationRequest) -> Call<'c, types::Estimate>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let body: types::EstimateRequest = request.body()?;
+            call(this.client.raw().estimate_generation().body(body).send()).await
+        })
     }
 
     /// Waits until a generation ends; see [`Wait`]. Works on any existing id, so a

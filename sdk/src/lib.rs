@@ -11,6 +11,7 @@ mod billing;
 mod catalog;
 mod client;
 mod clock;
+mod download;
 mod error;
 mod events;
 mod files;
@@ -18,16 +19,18 @@ mod generation;
 mod generations;
 mod limits;
 mod open_enum;
+mod options;
 mod pagination;
 mod rate_limit;
 mod read;
+mod request;
 mod retry;
 mod transport;
 mod wait;
 mod webhooks;
 
 pub use account::Account;
-pub use batch::{Batch, BatchEvent, BatchProgress};
+pub use batch::{Batch, BatchEvent, BatchOutcome, BatchProgress};
 pub use billing::{
     Billing, BillingOperationStatus, BillingOperationType, Currency, HistoryFilter, InvoiceStatus,
     TopupStatus,
@@ -35,13 +38,13 @@ pub use billing::{
 pub use catalog::{Auth, Catalog, HealthStatus, ModelParameterType, ModelStatus, PriceUnit};
 pub use client::{Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL};
 pub use clock::{Clock, Sleep, TokioClock};
+pub use download::{Download, DownloadBytes, DownloadTo};
 pub use error::{ApiError, Error, ErrorCode, ErrorKind, FieldError, Result};
 pub use events::{
     CompletedGeneration, Delivery, EventType, FailedGeneration, WebhookEvent, WebhookVerifier,
 };
 pub use files::{
-    Download, FileContentType, FileStatus, Files, Progress, Upload, UploadMethod, UploadedFile,
-    output_paths,
+    FileContentType, FileStatus, Files, Progress, Upload, UploadMethod, UploadedFile, output_paths,
 };
 pub use generated::types;
 pub use generation::{
@@ -49,7 +52,9 @@ pub use generation::{
 };
 pub use generations::{CreatedGeneration, GenerationFilter, GenerationRequest, Generations};
 pub use limits::{LimitScope, RateLimit};
+pub use options::{Call, RequestOptions};
 pub use pagination::Page;
+pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
 pub use webhooks::{
@@ -77,3 +82,9 @@ pub mod raw {
     pub use crate::generated::{ByteStream, Client, ClientInfo, Error, ResponseValue};
     pub use crate::transport::Transport;
 }
+
+/// The code of the workspace's README, compiled and run against the mock as
+/// this crate's doc-tests, so that no example there can rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct WorkspaceReadme;

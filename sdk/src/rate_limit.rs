@@ -197,8 +197,9 @@ impl Pacer {
                 wait
             };
             tracing::debug!(
-                wait_ms = wait.as_millis() as u64,
-                "holding a request back until the rate-limit window resets"
+                delay_ms = wait.as_millis() as u64,
+                reason = "the rate-limit window is used up",
+                "holding a request back"
             );
             clock.sleep(wait).await;
         }

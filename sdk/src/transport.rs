@@ -22,10 +22,13 @@ use http::header::{AUTHORIZATION, HeaderValue, USER_AGENT};
 use progenitor_client::{ClientHooks, OperationInfo, ResponseValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use crate::clock::Clock;
 use crate::error::{ApiError, Error, Result};
 use crate::generated;
+use crate::options::{self, RequestOptions};
 use crate::rate_limit::{Pacer, Scopes};
 use crate::read;
 use crate::retry::{self, Decision, Repeat, RetryPolicy};
@@ -67,7 +70,56 @@ pub(crate) struct Shared {
     pub(crate) retry: RetryPolicy,
     pub(crate) pacer: Arc<Pacer>,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) http: reqwest::Client,
+    pub(crate) http: Http,
+    /// Options every call of this client starts from ([`Client::with_options`]).
+    ///
+    /// [`Client::with_options`]: crate::Client::with_options
+    pub(crate) defaults: RequestOptions,
+}
+
+/// What sends a request: a `reqwest::Client`, or one wrapped in middleware.
+#[derive(Clone, Debug)]
+pub(crate) enum Http {
+    Plain(reqwest::Client),
+    #[cfg(feature = "middleware")]
+    Middleware(reqwest_middleware::ClientWithMiddleware),
+}
+
+/// Why a request got no answer.
+enum Unanswered {
+    Transport(reqwest::Error),
+    /// A middleware of the client failed; whether the request was sent is unknown.
+    // Made only by a `reqwest-middleware` chain (feature `middleware`).
+    #[cfg_attr(not(feature = "middleware"), allow(dead_code))]
+    Middleware(BoxError),
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Http {
+    async fn execute(
+        &self,
+        request: reqwest::Request,
+    ) -> std::result::Result<reqwest::Response, Unanswered> {
+        match self {
+            Self::Plain(client) => client.execute(request).await.map_err(Unanswered::Transport),
+            #[cfg(feature = "middleware")]
+            Self::Middleware(client) => client.execute(request).await.map_err(|err| match err {
+                reqwest_middleware::Error::Reqwest(err) => Unanswered::Transport(err),
+                reqwest_middleware::Error::Middleware(err) => Unanswered::Middleware(err.into()),
+            }),
+        }
+    }
+
+    /// The client the generated code builds requests with.
+    pub(crate) fn builder_client(&self) -> reqwest::Client {
+        match self {
+            Self::Plain(client) => client.clone(),
+            // Requests are only built with it; they are sent through the chain.
+            #[cfg(feature = "middleware")]
+            Self::Middleware(_) => reqwest::Client::new(),
+        }
+    }
 }
 
 impl fmt::Debug for Shared {
@@ -81,6 +133,7 @@ impl fmt::Debug for Shared {
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
             .field("clock", &self.clock)
+            .field("defaults", &self.defaults)
             .finish_non_exhaustive()
     }
 }
@@ -97,6 +150,8 @@ const PUBLIC_OPERATIONS: &[&str] = &[
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Operation {
     pub(crate) id: &'static str,
+    /// Its path template in the contract; `None` for a storage URL.
+    template: Option<&'static str>,
     /// Whether, and when, it may be sent again.
     repeat: Repeat,
     /// Whether it counts against the service's limits (not for storage URLs).
@@ -105,9 +160,13 @@ pub(crate) struct Operation {
 }
 
 impl Operation {
-    fn of(id: &'static str, method: &reqwest::Method) -> Self {
+    pub(crate) fn of(id: &'static str, method: &reqwest::Method) -> Self {
         Self {
             id,
+            template: generated::OPERATIONS
+                .iter()
+                .find(|(op, _, _)| *op == id)
+                .map(|(_, _, template)| *template),
             repeat: Repeat::of(id, method),
             paced: true,
             scopes: Scopes::of_operation(id),
@@ -119,10 +178,35 @@ impl Operation {
     pub(crate) fn storage(id: &'static str) -> Self {
         Self {
             id,
+            template: None,
             repeat: Repeat::Safe,
             paced: false,
             scopes: Scopes::of_operation(id),
         }
+    }
+
+    /// The operation's `mediagen.operation` span. Its fields never hold a
+    /// secret: the path is the contract's template (a storage URL, signed, is
+    /// not shown at all), and headers are not fields.
+    pub(crate) fn span(&self, request: &reqwest::Request) -> tracing::Span {
+        let span = tracing::info_span!(
+            "mediagen.operation",
+            operation = self.id,
+            method = %request.method(),
+            path = self.template.unwrap_or("(storage URL)"),
+            attempt = Empty,
+            status = Empty,
+            request_id = Empty,
+            generation_id = Empty,
+        );
+        if self
+            .template
+            .is_some_and(|t| t.starts_with("/v1/generations/{id}"))
+            && let Some(id) = request.url().path_segments().and_then(|mut s| s.nth(2))
+        {
+            span.record("generation_id", id);
+        }
+        span
     }
 }
 
@@ -135,6 +219,9 @@ struct CallRecord {
     error: Option<ApiError>,
     /// Set when the request may have acted and was not repeated: how to check.
     unknown_outcome: Option<&'static str>,
+    /// A middleware's own failure, which the generated code can only pass on
+    /// as a transport error.
+    middleware: Option<BoxError>,
 }
 
 tokio::task_local! {
@@ -173,6 +260,8 @@ enum Attempt {
     Failed(reqwest::Response, Box<ApiError>),
     /// No answer.
     Transport(reqwest::Error),
+    /// A middleware failed.
+    Middleware(BoxError),
 }
 
 impl Attempt {
@@ -181,9 +270,15 @@ impl Attempt {
             Self::Answer(_) => Decision::Stop,
             Self::Failed(_, error) => retry::decide(error, repeat),
             Self::Transport(error) => retry::decide_transport(error, repeat),
+            // Whether the request reached the service is unknown, as with no answer.
+            Self::Middleware(_) => match repeat {
+                Repeat::Once { .. } => Decision::Unknown,
+                Repeat::Safe | Repeat::Keyed => Decision::Retry { retry_after: None },
+            },
         }
     }
 
+    /// The event of a retry, in the operation's span: the delay and why.
     fn log_retry(&self, operation: &'static str, attempt: u32, delay: Duration) {
         let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         match self {
@@ -191,17 +286,35 @@ impl Attempt {
                 operation,
                 attempt,
                 delay_ms,
+                reason = if error.status.as_u16() == 429 {
+                    "refused before acting (rate limit)"
+                } else {
+                    "transient error"
+                },
                 code = %error.code,
                 status = error.status.as_u16(),
                 request_id = error.request_id.as_deref().unwrap_or(""),
-                "transient error; retrying"
+                "retrying"
             ),
             Self::Transport(error) => tracing::warn!(
                 operation,
                 attempt,
                 delay_ms,
+                reason = if error.is_connect() {
+                    "the request never reached the service"
+                } else {
+                    "no answer"
+                },
                 error = %error,
-                "no answer; retrying"
+                "retrying"
+            ),
+            Self::Middleware(error) => tracing::warn!(
+                operation,
+                attempt,
+                delay_ms,
+                reason = "a middleware failed",
+                error = %error,
+                "retrying"
             ),
             Self::Answer(_) => {}
         }
@@ -209,8 +322,10 @@ impl Attempt {
 }
 
 impl Shared {
-    /// Completes a request of the contract before it is sent.
-    fn prepare(&self, request: &mut reqwest::Request, operation_id: &'static str) {
+    /// Completes a request of the contract before it is sent: the key, the user
+    /// agent, the call's own headers and time-out, a create's `Idempotency-Key`.
+    pub(crate) fn prepare(&self, request: &mut reqwest::Request, operation_id: &str) {
+        let options = options::current(&self.defaults);
         let headers = request.headers_mut();
         if let Some(authorization) = &self.authorization
             && !PUBLIC_OPERATIONS.contains(&operation_id)
@@ -218,14 +333,15 @@ impl Shared {
             headers.insert(AUTHORIZATION, authorization.clone());
         }
         headers.insert(USER_AGENT, self.user_agent.clone());
+        for (name, value) in options.headers() {
+            headers.insert(name.clone(), value.clone());
+        }
         // Never create without a key: a retry of any kind then finds the first
         // attempt's generation instead of making a second one.
         if operation_id == "create_generation" && !headers.contains_key("idempotency-key") {
             headers.insert("idempotency-key", new_idempotency_key());
         }
-        if request.timeout().is_none() {
-            *request.timeout_mut() = Some(self.timeout);
-        }
+        *request.timeout_mut() = Some(options.timeout_or(self.timeout));
     }
 
     /// Sends a request of the contract with pacing and retries.
@@ -235,6 +351,15 @@ impl Shared {
         operation_id: &'static str,
     ) -> reqwest::Result<reqwest::Response> {
         let operation = Operation::of(operation_id, request.method());
+        self.send(operation, request).await
+    }
+
+    /// Sends `request` with pacing and retries, each retry a copy of it.
+    async fn send(
+        &self,
+        operation: Operation,
+        request: reqwest::Request,
+    ) -> reqwest::Result<reqwest::Response> {
         let (result, _attempts) = match request.try_clone() {
             Some(first) => {
                 self.run(operation, first, move || request.try_clone())
@@ -249,7 +374,18 @@ impl Shared {
     /// The retry loop: sends `first`, and after a failure that repeating cannot
     /// turn into a second action waits and sends the next copy from `again`, up to
     /// the policy's attempts. Returns the last outcome and the number of attempts.
+    /// It runs in the operation's span.
     pub(crate) async fn run(
+        &self,
+        operation: Operation,
+        first: reqwest::Request,
+        again: impl FnMut() -> Option<reqwest::Request>,
+    ) -> (reqwest::Result<reqwest::Response>, u32) {
+        let span = operation.span(&first);
+        self.repeat(operation, first, again).instrument(span).await
+    }
+
+    async fn repeat(
         &self,
         operation: Operation,
         first: reqwest::Request,
@@ -258,6 +394,7 @@ impl Shared {
         let mut request = first;
         let mut attempt = 1;
         loop {
+            tracing::Span::current().record("attempt", attempt);
             let outcome = self.attempt(operation, request).await;
             let decision = outcome.decision(operation.repeat);
             if let Some(delay) = self.delay(attempt, decision)
@@ -294,14 +431,17 @@ impl Shared {
                 attempts: 1,
                 source,
             }),
+            Attempt::Middleware(source) => Err(Error::Middleware { source }),
         };
         (result, decision)
     }
 
-    /// The pause before attempt `attempt + 1`, if there is to be one.
+    /// The pause before attempt `attempt + 1`, if there is to be one: within
+    /// the call's attempts (its own, or the policy's).
     pub(crate) fn delay(&self, attempt: u32, decision: Decision) -> Option<Duration> {
+        let attempts = options::current(&self.defaults).attempts_or(self.retry.attempts());
         match decision {
-            Decision::Retry { retry_after } if attempt < self.retry.attempts() => {
+            Decision::Retry { retry_after } if attempt < attempts => {
                 self.retry.delay_after(attempt, retry_after)
             }
             _ => None,
@@ -351,6 +491,16 @@ impl Shared {
                 });
                 Err(error)
             }
+            Attempt::Middleware(error) => {
+                record(|call| {
+                    call.operation = operation.id;
+                    call.attempts = attempts;
+                    call.error = None;
+                    call.unknown_outcome = unknown_outcome;
+                    call.middleware = Some(error);
+                });
+                Err(stand_in_error())
+            }
         }
     }
 
@@ -374,16 +524,31 @@ impl Shared {
         let now = self.clock.now();
         let response = match result {
             Ok(response) => response,
-            Err(error) => {
+            Err(unanswered) => {
                 drop(permit);
-                return Attempt::Transport(error);
+                return match unanswered {
+                    Unanswered::Transport(error) => Attempt::Transport(error),
+                    Unanswered::Middleware(error) => Attempt::Middleware(error),
+                };
             }
         };
         if let Some(permit) = permit {
             self.pacer.answered(permit, now, Some(response.headers()));
         }
         let status = response.status();
+        let span = tracing::Span::current();
+        span.record("status", status.as_u16());
+        if let Some(id) = response
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            span.record("request_id", id);
+        }
         if status.as_u16() < 400 {
+            if operation.id == "create_generation" {
+                return Attempt::Answer(created_id_recorded(response, &span).await);
+            }
             return Attempt::Answer(response);
         }
         let version = response.version();
@@ -393,12 +558,54 @@ impl Shared {
             Err(error) => return Attempt::Transport(error),
         };
         let error = ApiError::from_response(status, &headers, &body);
+        if let Some(id) = &error.request_id {
+            span.record("request_id", id.as_str());
+        }
         let mut rebuilt = http::Response::new(body);
         *rebuilt.status_mut() = status;
         *rebuilt.version_mut() = version;
         *rebuilt.headers_mut() = headers;
         Attempt::Failed(reqwest::Response::from(rebuilt), Box::new(error))
     }
+}
+
+/// The answer to a create, its body read so that the new generation's id goes
+/// into the operation's span; the response is rebuilt from the bytes read.
+async fn created_id_recorded(
+    response: reqwest::Response,
+    span: &tracing::Span,
+) -> reqwest::Response {
+    let status = response.status();
+    let version = response.version();
+    let headers = response.headers().clone();
+    let body = match response.bytes().await {
+        Ok(body) => body,
+        // The generated code meets the same broken body and reports it.
+        Err(_) => Bytes::new(),
+    };
+    #[derive(serde::Deserialize)]
+    struct Created {
+        id: uuid::Uuid,
+    }
+    if let Ok(created) = serde_json::from_slice::<Created>(&body) {
+        span.record("generation_id", tracing::field::display(created.id));
+    }
+    let mut rebuilt = http::Response::new(body);
+    *rebuilt.status_mut() = status;
+    *rebuilt.version_mut() = version;
+    *rebuilt.headers_mut() = headers;
+    reqwest::Response::from(rebuilt)
+}
+
+/// A transport error standing for a middleware's failure on its way through
+/// the generated code, which passes on only transport errors; [`call`] reports
+/// the middleware's own error instead. reqwest refuses a URL without a host
+/// before any network access, which gives such an error (a test holds it).
+fn stand_in_error() -> reqwest::Error {
+    reqwest::Client::new()
+        .get("http://")
+        .build()
+        .expect_err("reqwest refuses a URL without a host")
 }
 
 /// A fresh `Idempotency-Key`: a UUID v4.
@@ -440,6 +647,23 @@ pub(crate) async fn call_as<G: Serialize, T: DeserializeOwned>(
     }
 }
 
+/// Sends a request that [`Shared::prepare`] completed, by the rule of
+/// `operation`, and answers a response below 400; an error answer, or no
+/// answer, is the error any call would give.
+pub(crate) async fn call_raw(
+    shared: &Shared,
+    operation: Operation,
+    request: reqwest::Request,
+) -> Result<reqwest::Response> {
+    let (result, record) = scoped(shared.send(operation, request)).await;
+    match result {
+        Ok(response) if response.status().as_u16() < 400 => Ok(response),
+        // The record holds the error answer, read.
+        Ok(_) => Err(convert(RawError::InvalidRequest(String::new()), record)),
+        Err(err) => Err(convert(RawError::CommunicationError(err), record)),
+    }
+}
+
 /// Runs one generated operation whose answer is not JSON (a document, a stream).
 pub(crate) async fn send<T>(
     operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
@@ -475,7 +699,10 @@ async fn scoped<T>(operation: impl Future<Output = T>) -> (T, CallRecord) {
 fn convert(err: RawError, mut record: CallRecord) -> Error {
     let unknown_outcome = record.unknown_outcome.take();
     let operation = record.operation;
-    let error = convert_raw(err, record);
+    let error = match record.middleware.take() {
+        Some(source) => Error::Middleware { source },
+        None => convert_raw(err, record),
+    };
     match unknown_outcome {
         Some(check) => Error::OutcomeUnknown {
             operation,

@@ -12,6 +12,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::generation::{Generation, GenerationFailure, GenerationStatus};
 use crate::generations::{CreatedGeneration, GenerationRequest};
+use crate::options::{RequestOptions, request_options, within};
 use crate::rate_limit::WaiterGuard;
 
 /// How a wait polls: the first interval, how it grows, its ceiling, and a deadline.
@@ -187,6 +188,12 @@ impl Watch<'_> {
                     // One last read at the deadline.
                     pause = pause.min(deadline - now);
                 }
+                tracing::debug!(
+                    generation_id = %self.id,
+                    delay_ms = pause.as_millis() as u64,
+                    reason = "the generation is still running",
+                    "waiting before the next read"
+                );
                 shared.clock.sleep(pause).await;
             }
             let generation = self.client.generations().get(self.id).await?;
@@ -282,6 +289,7 @@ pub struct Wait<'a> {
     id: Uuid,
     options: WaitOptions,
     on_status: Option<StatusCallback<'a>>,
+    request_options: RequestOptions,
 }
 
 impl std::fmt::Debug for Wait<'_> {
@@ -301,8 +309,11 @@ impl<'a> Wait<'a> {
             id,
             options: WaitOptions::default(),
             on_status: None,
+            request_options: RequestOptions::default(),
         }
     }
+
+    request_options!(request_options);
 
     /// Polling intervals and deadline.
     ///
@@ -352,6 +363,7 @@ impl<'a> Wait<'a> {
             id,
             options,
             mut on_status,
+            request_options: _,
         } = self;
         follow(client, id, options, |generation| {
             if let Some(callback) = on_status.as_mut() {
@@ -393,7 +405,8 @@ impl<'a> IntoFuture for Wait<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Result<Generation>> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let options = self.request_options.clone();
+        Box::pin(within(options, self.run()))
     }
 }
 
@@ -462,6 +475,24 @@ impl<'a> CreateAndWait<'a> {
         self
     }
 
+    /// The time-out of each request (the create and each read), instead of the client's.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.wait = self.wait.request_timeout(timeout);
+        self
+    }
+
+    /// Attempts at most for each request (1: never repeated).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.wait = self.wait.max_attempts(attempts);
+        self
+    }
+
+    /// A header sent with each request to the service.
+    pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        self.wait = self.wait.header(name, value);
+        self
+    }
+
     /// Gives up waiting after `timeout` (the create is not undone).
     ///
     /// ```
@@ -500,11 +531,12 @@ impl<'a> IntoFuture for CreateAndWait<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Result<Generation>> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
+        let options = self.wait.request_options.clone();
+        Box::pin(within(options, async move {
             let Self { request, mut wait } = self;
             let created = wait.client.generations().create(request).await?;
             wait.id = created.id;
             wait.run().await.map_err(|err| after_create(err, &created))
-        })
+        }))
     }
 }

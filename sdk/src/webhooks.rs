@@ -12,6 +12,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::events::{EventType, WebhookVerifier};
 use crate::open_enum::open_enum;
+use crate::options::Call;
 use crate::pagination::{Page, page, paginate};
 use crate::transport::{call, call_as};
 use crate::types;
@@ -337,25 +338,28 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn create(&self, request: WebhookEndpointRequest) -> Result<CreatedWebhookEndpoint> {
-        let description = request
-            .description
-            .map(|d| d.as_str().try_into())
-            .transpose()
-            .map_err(|err| Error::InvalidRequest(format!("description: {err}")))?;
-        let body = types::CreateWebhookEndpointRequest {
-            url: request.url,
-            event_types: request.events,
-            description,
-        };
-        call_as::<types::WebhookEndpointCreated, _>(
-            self.client
-                .raw()
-                .create_webhook_endpoint()
-                .body(body)
-                .send(),
-        )
-        .await
+    pub fn create(&self, request: WebhookEndpointRequest) -> Call<'a, CreatedWebhookEndpoint> {
+        let this = *self;
+        Call::new(async move {
+            let description = request
+                .description
+                .map(|d| d.as_str().try_into())
+                .transpose()
+                .map_err(|err| Error::InvalidRequest(format!("description: {err}")))?;
+            let body = types::CreateWebhookEndpointRequest {
+                url: request.url,
+                event_types: request.events,
+                description,
+            };
+            call_as::<types::WebhookEndpointCreated, _>(
+                this.client
+                    .raw()
+                    .create_webhook_endpoint()
+                    .body(body)
+                    .send(),
+            )
+            .await
+        })
     }
 
     /// The account's endpoints, without secrets (`GET /v1/webhook-endpoints`).
@@ -368,10 +372,13 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn list(&self) -> Result<Vec<types::WebhookEndpoint>> {
-        Ok(call(self.client.raw().list_webhook_endpoints().send())
-            .await?
-            .data)
+    pub fn list(&self) -> Call<'a, Vec<types::WebhookEndpoint>> {
+        let this = *self;
+        Call::new(async move {
+            Ok(call(this.client.raw().list_webhook_endpoints().send())
+                .await?
+                .data)
+        })
     }
 
     /// One endpoint (`GET /v1/webhook-endpoints/{id}`).
@@ -383,8 +390,12 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get(&self, id: &str) -> Result<types::WebhookEndpoint> {
-        call(self.client.raw().get_webhook_endpoint().id(id).send()).await
+    pub fn get<'c>(&self, id: &'c str) -> Call<'c, types::WebhookEndpoint>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move { call(this.client.raw().get_webhook_endpoint().id(id).send()).await })
     }
 
     /// Changes an endpoint (`PATCH /v1/webhook-endpoints/{id}`).
@@ -397,29 +408,35 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn update(
+    pub fn update<'c>(
         &self,
-        id: &str,
+        id: &'c str,
         update: WebhookEndpointUpdate,
-    ) -> Result<types::WebhookEndpoint> {
-        let mut body = update.body;
-        if let Some(description) = update.description {
-            body.description = Some(
-                description
-                    .as_str()
-                    .try_into()
-                    .map_err(|err| Error::InvalidRequest(format!("description: {err}")))?,
-            );
-        }
-        call(
-            self.client
-                .raw()
-                .update_webhook_endpoint()
-                .id(id)
-                .body(body)
-                .send(),
-        )
-        .await
+    ) -> Call<'c, types::WebhookEndpoint>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut body = update.body;
+            if let Some(description) = update.description {
+                body.description = Some(
+                    description
+                        .as_str()
+                        .try_into()
+                        .map_err(|err| Error::InvalidRequest(format!("description: {err}")))?,
+                );
+            }
+            call(
+                this.client
+                    .raw()
+                    .update_webhook_endpoint()
+                    .id(id)
+                    .body(body)
+                    .send(),
+            )
+            .await
+        })
     }
 
     /// Deletes an endpoint (`DELETE /v1/webhook-endpoints/{id}`).
@@ -430,8 +447,14 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn delete(&self, id: &str) -> Result<()> {
-        call(self.client.raw().delete_webhook_endpoint().id(id).send()).await
+    pub fn delete<'c>(&self, id: &'c str) -> Call<'c, ()>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(
+            async move { call(this.client.raw().delete_webhook_endpoint().id(id).send()).await },
+        )
     }
 
     /// Issues a new signing secret, shown this once; the old one stops working at
@@ -444,15 +467,21 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn rotate_secret(&self, id: &str) -> Result<RotatedSecret> {
-        call_as::<types::WebhookSecret, _>(
-            self.client
-                .raw()
-                .rotate_webhook_endpoint_secret()
-                .id(id)
-                .send(),
-        )
-        .await
+    pub fn rotate_secret<'c>(&self, id: &'c str) -> Call<'c, RotatedSecret>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            call_as::<types::WebhookSecret, _>(
+                this.client
+                    .raw()
+                    .rotate_webhook_endpoint_secret()
+                    .id(id)
+                    .send(),
+            )
+            .await
+        })
     }
 
     /// Queues a signed test delivery of `event` (default `generation.completed`)
@@ -465,21 +494,27 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn send_test(
+    pub fn send_test<'c>(
         &self,
-        id: &str,
+        id: &'c str,
         event: Option<EventType>,
-    ) -> Result<types::WebhookMessageQueued> {
-        let body = types::TestWebhookRequest { event_type: event };
-        call(
-            self.client
-                .raw()
-                .send_test_webhook()
-                .id(id)
-                .body(body)
-                .send(),
-        )
-        .await
+    ) -> Call<'c, types::WebhookMessageQueued>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let body = types::TestWebhookRequest { event_type: event };
+            call(
+                this.client
+                    .raw()
+                    .send_test_webhook()
+                    .id(id)
+                    .body(body)
+                    .send(),
+            )
+            .await
+        })
     }
 
     /// The delivery attempts to the endpoint, newest first, page after page
@@ -515,22 +550,28 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn deliveries_page(
+    pub fn deliveries_page<'c>(
         &self,
-        id: &str,
-        cursor: Option<&str>,
-    ) -> Result<Page<types::WebhookDeliveryAttempt>> {
-        let mut builder = self.client.raw().list_webhook_deliveries().id(id);
-        if let Some(cursor) = cursor {
-            builder = builder.cursor(cursor.to_owned());
-        }
-        let list = call(builder.send()).await?;
-        Ok(page(
-            list.data,
-            list.next_cursor,
-            list.has_more,
-            |attempt| attempt,
-        ))
+        id: &'c str,
+        cursor: Option<&'c str>,
+    ) -> Call<'c, Page<types::WebhookDeliveryAttempt>>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            let mut builder = this.client.raw().list_webhook_deliveries().id(id);
+            if let Some(cursor) = cursor {
+                builder = builder.cursor(cursor.to_owned());
+            }
+            let list = call(builder.send()).await?;
+            Ok(page(
+                list.data,
+                list.next_cursor,
+                list.has_more,
+                |attempt| attempt,
+            ))
+        })
     }
 
     /// Queues one manual attempt of an earlier message, with the same body and
@@ -542,19 +583,25 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn redeliver(
+    pub fn redeliver<'c>(
         &self,
-        id: &str,
+        id: &'c str,
         message_id: Uuid,
-    ) -> Result<types::WebhookMessageQueued> {
-        call(
-            self.client
-                .raw()
-                .redeliver_webhook_message()
-                .id(id)
-                .message_id(message_id)
-                .send(),
-        )
-        .await
+    ) -> Call<'c, types::WebhookMessageQueued>
+    where
+        'a: 'c,
+    {
+        let this = *self;
+        Call::new(async move {
+            call(
+                this.client
+                    .raw()
+                    .redeliver_webhook_message()
+                    .id(id)
+                    .message_id(message_id)
+                    .send(),
+            )
+            .await
+        })
     }
 }

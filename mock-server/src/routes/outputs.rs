@@ -1,11 +1,13 @@
 //! The result files of succeeded tasks: what `outputUrls` point at.
 //!
 //! Like files on a storage service, they need no API key and do not count
-//! against the API's limits; an unguessable task id is the capability.
+//! against the API's limits; an unguessable task id is the capability. Like
+//! one, they answer a single byte range (`Range: bytes=N-`, `bytes=N-M`), so a
+//! download cut off can go on where it stopped.
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
@@ -25,6 +27,7 @@ pub fn router() -> Router<AppState> {
 async fn get_output(
     State(state): State<AppState>,
     Path((id, file)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Response {
     let missing = || ApiError::not_found("No such output file").into_response();
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
@@ -49,5 +52,86 @@ async fn get_output(
         .get(&generation.model_slug)
         .map_or(3.0, |m| m.output_seconds(&generation.params));
     let bytes = media::render(kind, generation.seed(), seconds);
-    ([(header::CONTENT_TYPE, kind.content_type())], bytes).into_response()
+    let len = bytes.len();
+    let common = [
+        (header::CONTENT_TYPE, kind.content_type().to_owned()),
+        (header::ACCEPT_RANGES, "bytes".to_owned()),
+    ];
+    match headers
+        .get(header::RANGE)
+        .map(|v| byte_range(v.as_bytes(), len))
+    {
+        None | Some(Range::Ignored) => (common, bytes).into_response(),
+        Some(Range::Unsatisfiable) => (
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            common,
+            [(header::CONTENT_RANGE, format!("bytes */{len}"))],
+        )
+            .into_response(),
+        Some(Range::Slice(start, end)) => (
+            StatusCode::PARTIAL_CONTENT,
+            common,
+            [(header::CONTENT_RANGE, format!("bytes {start}-{end}/{len}"))],
+            bytes[start..=end].to_vec(),
+        )
+            .into_response(),
+    }
+}
+
+/// What a `Range` header asks of a body of `len` bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum Range {
+    /// Bytes `start..=end`.
+    Slice(usize, usize),
+    /// A range that starts past the end (416).
+    Unsatisfiable,
+    /// Not one range of bytes the mock serves (several, or suffix): the whole body.
+    Ignored,
+}
+
+fn byte_range(value: &[u8], len: usize) -> Range {
+    let Some((start, end)) = std::str::from_utf8(value)
+        .ok()
+        .and_then(|v| v.trim().strip_prefix("bytes="))
+        .filter(|spec| !spec.contains(','))
+        .and_then(|spec| spec.split_once('-'))
+    else {
+        return Range::Ignored;
+    };
+    let Ok(start) = start.trim().parse::<usize>() else {
+        return Range::Ignored;
+    };
+    if start >= len {
+        return Range::Unsatisfiable;
+    }
+    let end = match end.trim() {
+        "" => len - 1,
+        end => match end.parse::<usize>() {
+            Ok(end) if end >= start => end.min(len - 1),
+            _ => return Range::Ignored,
+        },
+    };
+    Range::Slice(start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_byte_range_is_served_and_anything_else_is_the_whole_body() {
+        assert_eq!(byte_range(b"bytes=10-", 100), Range::Slice(10, 99));
+        assert_eq!(byte_range(b"bytes=10-19", 100), Range::Slice(10, 19));
+        assert_eq!(byte_range(b"bytes=90-200", 100), Range::Slice(90, 99));
+        assert_eq!(byte_range(b"bytes=100-", 100), Range::Unsatisfiable);
+        for ignored in [
+            &b"bytes=-5"[..],
+            b"bytes=1-2,4-5",
+            b"items=1-2",
+            b"bytes=5-1",
+            b"\xff",
+        ] {
+            assert_eq!(byte_range(ignored, 100), Range::Ignored);
+        }
+    }
 }

@@ -102,7 +102,29 @@ fn generate() -> Result<String> {
         .context("while running progenitor")?;
     let mut file: syn::File = syn::parse2(tokens).context("while parsing progenitor's output")?;
     mark_structs_non_exhaustive(&mut file);
+    file.items.push(operation_table(&doc)?);
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
+}
+
+/// `OPERATIONS`: every operation's id, method and path template, in the
+/// contract's order, for what the SDK says of a request (its tracing span, the
+/// operation a raw request is).
+fn operation_table(doc: &Value) -> Result<syn::Item> {
+    let mut rows = Vec::new();
+    for (template, item) in doc["paths"].as_object().into_iter().flatten() {
+        for (method, operation) in item.as_object().into_iter().flatten() {
+            let Some(id) = operation.get("operationId").and_then(Value::as_str) else {
+                continue;
+            };
+            let method = method.to_ascii_uppercase();
+            rows.push(quote::quote! { (#id, #method, #template) });
+        }
+    }
+    syn::parse2(quote::quote! {
+        /// Every operation of the contract: its `operationId`, method and path template.
+        pub const OPERATIONS: &[(&str, &str, &str)] = &[#(#rows),*];
+    })
+    .context("while writing the table of operations")
 }
 
 /// Drops the component schemas no operation reaches. The webhook payloads are

@@ -48,6 +48,15 @@ pub enum Error {
     #[error(transparent)]
     Api(Box<ApiError>),
 
+    /// A middleware of the client's `reqwest-middleware` chain failed; whether
+    /// the request reached the service is not known.
+    #[error("a middleware of the HTTP client failed: {source}")]
+    Middleware {
+        /// The middleware's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// No answer came: the connection failed or timed out, on every attempt allowed.
     #[error("could not reach the service after {attempts} attempt(s): {source}")]
     Connection {
@@ -153,6 +162,14 @@ pub enum Error {
     /// The body of an answer could not be read.
     #[error("reading the answer failed: {0}")]
     Body(#[source] reqwest::Error),
+
+    /// A request of a batch that was never started, and why (the batch stopped
+    /// at a failure, or at its cost limit). Nothing was created or charged.
+    #[error("not started: {reason}")]
+    NotStarted {
+        /// Why the batch stopped starting requests.
+        reason: String,
+    },
 
     /// The request was refused before sending: a value breaks a constraint of the
     /// contract (such as an empty prompt), or an argument is unusable.
