@@ -102,6 +102,12 @@ pub struct Global {
     /// When to use colour; NO_COLOR in the environment means never
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorWhen,
+
+    /// Tell each HTTP attempt on stderr: method, path, status, error code, request id and
+    /// the delay before a retry; -vv adds the headers, the API key cut to its public part.
+    /// MEDIAGEN_LOG=mediagen=debug prints the SDK's own events instead or as well
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

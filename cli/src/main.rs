@@ -6,6 +6,7 @@ mod config;
 mod error;
 mod output;
 mod signal;
+mod verbose;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,6 +21,9 @@ fn main() -> ExitCode {
         Err(err) => return usage(&err),
     };
     let out = output::Output::new(&cli.global);
+    if let Err(err) = verbose::install(cli.global.verbose, &out) {
+        return code(error::report(&out, &err));
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return code(error::report(&out, &anyhow::Error::new(err))),

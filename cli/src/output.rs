@@ -21,6 +21,9 @@ pub struct Output {
     color_out: bool,
     color_err: bool,
     stderr_tty: bool,
+    /// Spinners and bars are drawn: stderr is a terminal and no log lines
+    /// (`-v`, `MEDIAGEN_LOG`) go there to be drawn over.
+    draws: bool,
 }
 
 pub const BOLD: Style = Style::new().bold();
@@ -45,12 +48,14 @@ impl Output {
             ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
         };
         let stderr_tty = io::stderr().is_terminal();
+        let logs = global.verbose > 0 || std::env::var_os("MEDIAGEN_LOG").is_some();
         Self {
             json: format != Format::Human,
             lines: format == Format::Jsonl,
             color_out: color(io::stdout().is_terminal()),
             color_err: color(stderr_tty),
             stderr_tty,
+            draws: stderr_tty && !logs,
         }
     }
 
@@ -177,9 +182,19 @@ impl Output {
         self.paint(status_style(status), status)
     }
 
-    /// Whether stderr is a terminal, where spinners and bars are drawn.
+    /// Whether stderr is a terminal.
     pub fn interactive(&self) -> bool {
         self.stderr_tty
+    }
+
+    /// Whether spinners and bars are drawn; otherwise progress is told in lines.
+    pub fn draws_progress(&self) -> bool {
+        self.draws
+    }
+
+    /// Whether stderr shows colour.
+    pub fn colors_stderr(&self) -> bool {
+        self.color_err
     }
 
     /// A spinner on stderr, drawn only on a terminal.
@@ -219,7 +234,7 @@ impl Output {
     }
 
     fn draw_target(&self) -> ProgressDrawTarget {
-        if self.stderr_tty {
+        if self.draws {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
@@ -357,6 +372,7 @@ mod tests {
             color_out: false,
             color_err: false,
             stderr_tty: false,
+            draws: false,
         }
     }
 

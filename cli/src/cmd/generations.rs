@@ -208,7 +208,7 @@ async fn follow(
     }
     let spinner = ctx.out.spinner();
     spinner.set_message(format!("waiting for {id}"));
-    let plain_progress = !ctx.out.interactive() && !ctx.out.is_json();
+    let plain_progress = !ctx.out.draws_progress() && !ctx.out.is_json();
     let mut wait = client.generations().wait(id).on_status(|g| {
         let message = format!(
             "{} · {} · {}",

@@ -11,6 +11,7 @@ mod golden;
 mod jsonl;
 mod profiles;
 mod promises;
+mod verbose;
 mod webhooks;
 
 use std::path::PathBuf;
@@ -82,6 +83,15 @@ impl Setup {
     /// A client of the SDK as the same user, to arrange and check state.
     pub fn client(&self) -> mediagen::Client {
         mediagen::Client::new(self.mock.uri(), &self.key).expect("a client of the mock")
+    }
+
+    /// A generation of flux-schnell started through the SDK, to arrange state.
+    pub async fn created(&self, prompt: &str) -> mediagen::CreatedGeneration {
+        self.client()
+            .generations()
+            .create(mediagen::GenerationRequest::new("flux-schnell", prompt))
+            .await
+            .expect("the mock accepts the generation")
     }
 }
 

@@ -270,12 +270,7 @@ async fn listen_with_register_receives_a_real_delivery_and_removes_its_endpoint(
     listener.wait_for("registered endpoint").await;
     listening(&mut listener).await;
 
-    let created = setup
-        .client()
-        .generations()
-        .create(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
-        .await
-        .unwrap();
+    let created = setup.created("a fox").await;
     setup.mock.advance(60.0);
     setup.mock.deliveries_settled().await;
 
