@@ -177,6 +177,21 @@ pub enum Command {
         )
     )]
     Mock(MockArgs),
+    /// Send any request to the service, with the key, retries and pacing of every command
+    ///
+    /// Prints the answer's JSON on stdout (pretty on a terminal, one line otherwise), or
+    /// the service's error envelope with the exit code of that error. --field builds a
+    /// JSON body (for GET, query parameters); --input sends the JSON of a file or stdin. A
+    /// create (POST /v1/generations) gets an Idempotency-Key unless --header gives one,
+    /// and a failure tells it, so that running it again never starts a second one:
+    ///
+    ///   mediagen api GET /v1/catalog/
+    ///   mediagen api GET /v1/generations -f limit=5 -f status=FAILED
+    ///   mediagen api POST /v1/generations -f modelSlug=flux-schnell -f prompt="a fox" \
+    ///     -f params.aspect_ratio=16:9
+    ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
+    #[command(verbatim_doc_comment)]
+    Api(ApiArgs),
     /// Save an API key to a profile of the config file, once the service accepts it
     ///
     /// The key is asked for without echo on a terminal, or read from stdin when it is a pipe
@@ -192,6 +207,27 @@ pub enum Command {
         /// The shell
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// The HTTP method: GET, POST, PUT, PATCH, DELETE
+    #[arg(value_parser = parse_method)]
+    pub method: reqwest::Method,
+    /// A path of the service, with its query if any, such as /v1/catalog/; never a URL,
+    /// since the key goes only to the configured base URL
+    #[arg(value_parser = parse_service_path)]
+    pub path: String,
+    /// A field of the JSON body (for GET, a query parameter); VALUE is read as JSON when it
+    /// parses, else as text; `a.b=1` sets b inside object a
+    #[arg(short, long = "field", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub fields: Vec<(String, serde_json::Value)>,
+    /// Send this file's JSON as the body; `-` reads it from stdin
+    #[arg(long, value_name = "FILE", conflicts_with = "fields")]
+    pub input: Option<PathBuf>,
+    /// A header to send too, such as "Idempotency-Key: order-17"
+    #[arg(short = 'H', long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, Args)]
@@ -666,6 +702,38 @@ fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {
     Ok((key.to_owned(), value))
 }
 
+fn parse_method(raw: &str) -> Result<reqwest::Method, String> {
+    reqwest::Method::from_bytes(raw.to_ascii_uppercase().as_bytes())
+        .map_err(|_| format!("`{raw}` is not an HTTP method such as GET or POST"))
+}
+
+/// A path of the service. A full URL is refused: the request carries the API key,
+/// which must never go to a host the user did not configure.
+fn parse_service_path(raw: &str) -> Result<String, String> {
+    if raw.starts_with('/') && !raw.starts_with("//") {
+        return Ok(raw.to_owned());
+    }
+    // `//host/…` is a URL too, to whatever scheme the base URL has.
+    if raw.contains("://") || raw.starts_with("//") {
+        return Err(format!(
+            "`{raw}` is a URL; give the path alone, such as /v1/catalog/: the request goes to \
+             the configured base URL only, since it carries the API key"
+        ));
+    }
+    Err(format!(
+        "`{raw}` is not a path of the service: it starts with one /, such as /v1/catalog/"
+    ))
+}
+
+fn parse_header(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("`{raw}` is not NAME:VALUE")),
+    }
+}
+
 fn parse_duration(raw: &str) -> Result<Duration, String> {
     humantime::parse_duration(raw)
         .ok()
@@ -755,6 +823,24 @@ mod tests {
         assert!(parse_forward_url("ftp://example.com/").is_err());
         assert!(parse_forward_url("http://").is_err());
         assert!(parse_forward_url("localhost:notaport").is_err());
+    }
+
+    #[test]
+    fn api_takes_a_path_of_the_service_and_never_a_url() {
+        assert_eq!(
+            parse_service_path("/v1/generations?limit=5").unwrap(),
+            "/v1/generations?limit=5"
+        );
+        assert!(parse_service_path("https://elsewhere.example/v1/catalog/").is_err());
+        assert!(parse_service_path("//elsewhere.example/v1/catalog/").is_err());
+        assert!(parse_service_path("v1/catalog/").is_err());
+        assert_eq!(parse_method("patch").unwrap(), reqwest::Method::PATCH);
+        assert!(parse_method("GET POST").is_err());
+        assert_eq!(
+            parse_header("Idempotency-Key: order-17").unwrap(),
+            ("Idempotency-Key".to_owned(), "order-17".to_owned())
+        );
+        assert!(parse_header("no colon").is_err());
     }
 
     #[test]

@@ -96,6 +96,16 @@ impl Failure {
         .key(key)
     }
 
+    /// A create that still had no clear answer after its retries: it may exist, and
+    /// its `Idempotency-Key` finds it. `again` is how to send it again with that key.
+    pub fn unanswered_create(err: &Error, key: &str, again: &str) -> Self {
+        Self::from_sdk(err)
+            .also(format!(
+                "it may have been created: {again}, which returns it instead of making another"
+            ))
+            .key(Some(key))
+    }
+
     /// `text` after the hint there is, or as the hint.
     pub fn also(mut self, text: String) -> Self {
         self.hint = Some(match self.hint.take() {

@@ -20,6 +20,7 @@ pub struct Output {
     lines: bool,
     color_out: bool,
     color_err: bool,
+    stdout_tty: bool,
     stderr_tty: bool,
     /// Spinners and bars are drawn: stderr is a terminal and no log lines
     /// (`-v`, `MEDIAGEN_LOG`) go there to be drawn over.
@@ -47,13 +48,15 @@ impl Output {
             ColorWhen::Never => false,
             ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
         };
+        let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         let logs = global.verbose > 0 || std::env::var_os("MEDIAGEN_LOG").is_some();
         Self {
             json: format != Format::Human,
             lines: format == Format::Jsonl,
-            color_out: color(io::stdout().is_terminal()),
+            color_out: color(stdout_tty),
             color_err: color(stderr_tty),
+            stdout_tty,
             stderr_tty,
             draws: stderr_tty && !logs,
         }
@@ -118,6 +121,20 @@ impl Output {
             written?;
         }
         Ok(())
+    }
+
+    /// A JSON answer of the service as it came (`mediagen api`): indented for a person
+    /// at a terminal, on one line for a program or in JSON Lines.
+    pub fn answer(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+        if self.stdout_tty && !self.lines {
+            let mut stdout = io::stdout().lock();
+            serde_json::to_writer_pretty(&mut stdout, value)?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+            Ok(())
+        } else {
+            self.json_line(value)
+        }
     }
 
     /// One JSON line on stdout, for streams of events.
@@ -371,6 +388,7 @@ mod tests {
             lines: false,
             color_out: false,
             color_err: false,
+            stdout_tty: false,
             stderr_tty: false,
             draws: false,
         }

@@ -99,12 +99,11 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
         Ok(created) => created,
         // Retried as far as the policy allows and still no answer: it may exist.
         Err(err) if err.is_retryable() => {
-            let failure = Failure::from_sdk(&err)
-                .also(format!(
-                    "it may have been created: run the same command with --idempotency-key \
-                     {key}, which returns it instead of making another"
-                ))
-                .key(Some(&key));
+            let failure = Failure::unanswered_create(
+                &err,
+                &key,
+                &format!("run the same command with --idempotency-key {key}"),
+            );
             return Err(anyhow::Error::new(failure).context("while starting the generation"));
         }
         Err(err) => return Err(anyhow::Error::new(err).context("while starting the generation")),

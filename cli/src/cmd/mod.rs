@@ -1,6 +1,7 @@
 //! One module per noun; each `run` takes its parsed arguments and the context.
 
 mod account;
+mod api;
 mod billing;
 mod config;
 mod files;
@@ -144,6 +145,7 @@ pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
         Command::Invoices(command) => billing::invoices(&ctx, command).await,
         Command::Account => account::account(&ctx).await,
         Command::Summary(args) => account::summary(&ctx, args).await,
+        Command::Api(args) => api::run(&ctx, args).await,
         Command::Login => config::login(&ctx).await,
         Command::Config(args) => config::run(&ctx, args),
         Command::Files(command) => files::run(&ctx, command).await,

@@ -7,7 +7,7 @@ use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::{Setup, bare, process, run, text};
+use crate::{Setup, bare, run, scripted, text};
 
 fn check(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -155,10 +155,8 @@ async fn each_error_line_says_the_step_code_status_message_and_request_id_once()
 
     let mut told = String::new();
     for args in commands {
-        let mut cmd = process(&[&["--format", "human", "--max-attempts", "1"], args].concat());
-        cmd.env("MEDIAGEN_BASE_URL", server.uri())
-            .env("MEDIAGEN_API_KEY", "mg_live_scripted_secretvalue");
-        let output = run(assert_cmd::Command::from_std(cmd)).await;
+        let all = [&["--format", "human", "--max-attempts", "1"], args].concat();
+        let output = run(scripted(&server, &all)).await;
         assert!(!output.status.success(), "{args:?}");
         let stderr = text(&output.stderr);
         let line = stderr

@@ -8,7 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::{Background, Setup, process, run, text};
+use crate::{Background, Setup, run, scripted_process, text};
 
 /// Each line of `stdout` parsed, asserting that every one is a JSON object.
 fn objects(stdout: &[u8]) -> Vec<Value> {
@@ -134,10 +134,10 @@ async fn list_all_in_jsonl_prints_each_page_before_the_next_one_has_come() {
         .respond_with(page(4 * PAGE, PAGE, None).set_delay(Duration::from_secs(3600)))
         .mount(&server)
         .await;
-    let mut cmd = process(&["--format", "jsonl", "--max-attempts", "1", "list", "--all"]);
-    cmd.env("MEDIAGEN_BASE_URL", server.uri())
-        .env("MEDIAGEN_API_KEY", "mg_live_scripted_secretvalue");
-    let mut listing = Background::spawn(cmd);
+    let mut listing = Background::spawn(scripted_process(
+        &server,
+        &["--format", "jsonl", "--max-attempts", "1", "list", "--all"],
+    ));
     let stdout = listing.child.stdout.take().expect("piped stdout");
     let mut stdout = BufReader::new(stdout).lines();
 

@@ -3,6 +3,7 @@
 // A test binary exports nothing: its helpers are for its own modules.
 #![allow(missing_docs)]
 
+mod api;
 mod areas;
 mod conventions;
 mod exit_codes;
@@ -93,6 +94,22 @@ impl Setup {
             .await
             .expect("the mock accepts the generation")
     }
+}
+
+/// The key sent to scripted services (wiremock); its secret part is `secretvalue`.
+pub const SCRIPTED_KEY: &str = "mg_live_scripted_secretvalue";
+
+/// `mediagen` with an empty environment but a scripted service's URL and [`SCRIPTED_KEY`].
+pub fn scripted(server: &wiremock::MockServer, args: &[&str]) -> Command {
+    Command::from_std(scripted_process(server, args))
+}
+
+/// [`scripted`] to run in the [`Background`].
+pub fn scripted_process(server: &wiremock::MockServer, args: &[&str]) -> std::process::Command {
+    let mut cmd = process(args);
+    cmd.env("MEDIAGEN_BASE_URL", server.uri())
+        .env("MEDIAGEN_API_KEY", SCRIPTED_KEY);
+    cmd
 }
 
 /// `mediagen` with nothing in its environment: no key, no config, no colour settings.

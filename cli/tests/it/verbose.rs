@@ -5,7 +5,7 @@ use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::{Setup, process, run, text};
+use crate::{SCRIPTED_KEY, Setup, run, scripted, text};
 
 #[tokio::test]
 async fn verbose_tells_each_attempt_on_stderr_and_leaves_stdout_as_it_was() {
@@ -81,10 +81,7 @@ async fn a_retried_create_is_two_lines_with_the_same_key_and_no_secret() {
             ],
         ]
         .concat();
-        let mut cmd = process(&args);
-        cmd.env("MEDIAGEN_BASE_URL", server.uri())
-            .env("MEDIAGEN_API_KEY", "mg_live_scripted_secretvalue");
-        run(assert_cmd::Command::from_std(cmd))
+        run(scripted(&server, &args))
     };
 
     refusing_once(&server).await;
@@ -114,13 +111,10 @@ async fn a_retried_create_is_two_lines_with_the_same_key_and_no_secret() {
         2,
         "the retry carries the same key: {told}"
     );
-    assert_eq!(
-        told.matches("  > authorization: Bearer mg_live_scripted_…\n")
-            .count(),
-        2,
-        "{told}"
-    );
-    assert!(!told.contains("secretvalue"), "never the secret: {told}");
+    let (public, secret) = SCRIPTED_KEY.rsplit_once('_').unwrap();
+    let shown = format!("  > authorization: Bearer {public}_…\n");
+    assert_eq!(told.matches(&shown).count(), 2, "{told}");
+    assert!(!told.contains(secret), "never the secret: {told}");
 }
 
 #[tokio::test]
