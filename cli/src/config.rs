@@ -305,9 +305,13 @@ fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// `mg_live_<public>_<secret>` shown as `mg_live_<public>_…`.
 pub fn shown_key(key: &str) -> String {
-    match key.rsplit_once('_') {
-        Some((public, _)) if public.contains("_live_") => format!("{public}_…"),
-        _ => "…".to_owned(),
+    // Cut at the first `_` after `_live_`, so a secret holding `_` stays whole.
+    let parts = key
+        .split_once("_live_")
+        .and_then(|(prefix, rest)| Some((prefix, rest.split_once('_')?.0)));
+    match parts {
+        Some((prefix, public)) => format!("{prefix}_live_{public}_…"),
+        None => "…".to_owned(),
     }
 }
 
@@ -318,6 +322,7 @@ mod tests {
     #[test]
     fn a_shown_key_never_contains_the_secret() {
         assert_eq!(shown_key("mg_live_abc123_s3cr3t"), "mg_live_abc123_…");
+        assert_eq!(shown_key("mg_live_abc123_s3_cr3t"), "mg_live_abc123_…");
         assert_eq!(shown_key("garbage"), "…");
         assert_eq!(shown_key("x_y"), "…");
     }

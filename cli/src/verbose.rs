@@ -159,7 +159,8 @@ impl Attempts {
     fn tell(&self, attempt: &mut Attempt, then: Option<String>) {
         self.out.note(attempt.line(then));
         for header in attempt.headers.drain(..) {
-            self.out.note(self.out.paint_err(DIM, format!("  {header}")));
+            self.out
+                .note(self.out.paint_err(DIM, format!("  {header}")));
         }
         attempt.told = true;
     }

@@ -808,7 +808,10 @@ mod tests {
         assert_eq!(shown(&AUTHORIZATION, &value("Basic dXNlcjpwYXNz")), "…");
         let mut custom = value("token");
         custom.set_sensitive(true);
-        assert_eq!(shown(&http::HeaderName::from_static("x-token"), &custom), "…");
+        assert_eq!(
+            shown(&http::HeaderName::from_static("x-token"), &custom),
+            "…"
+        );
         assert_eq!(
             shown(&USER_AGENT, &value("mediagen-cli/0.1.0")),
             "mediagen-cli/0.1.0"

@@ -126,7 +126,9 @@ fn object_of(fields: &[(String, Value)]) -> anyhow::Result<Value> {
                     return Err(Failure::new(
                         Exit::Usage,
                         "USAGE_ERROR",
-                        format!("--field {key}: `{part}` has a value already, so it holds no fields"),
+                        format!(
+                            "--field {key}: `{part}` has a value already, so it holds no fields"
+                        ),
                     )
                     .into());
                 }
@@ -195,7 +197,10 @@ mod tests {
     fn only_post_v1_generations_starts_a_generation() {
         assert!(creates_generation(&Method::POST, "/v1/generations"));
         assert!(creates_generation(&Method::POST, "/v1/generations/?x=1"));
-        assert!(!creates_generation(&Method::POST, "/v1/generations/estimate"));
+        assert!(!creates_generation(
+            &Method::POST,
+            "/v1/generations/estimate"
+        ));
         assert!(!creates_generation(&Method::GET, "/v1/generations"));
     }
 }

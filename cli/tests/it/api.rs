@@ -72,7 +72,9 @@ async fn api_post_with_fields_starts_a_generation_with_a_key_that_get_reads_back
 async fn api_input_from_stdin_is_the_body() {
     let setup = Setup::new().await;
     let mut estimate = setup.cmd(&["api", "POST", "/v1/generations/estimate", "--input", "-"]);
-    estimate.write_stdin(r#"{"modelSlug": "flux-schnell", "prompt": "a fox", "params": {"resolution": "2k"}}"#);
+    estimate.write_stdin(
+        r#"{"modelSlug": "flux-schnell", "prompt": "a fox", "params": {"resolution": "2k"}}"#,
+    );
 
     let output = run(estimate).await;
 
@@ -98,7 +100,11 @@ async fn api_prints_the_envelope_of_an_error_answer_and_exits_with_its_code() {
         assert_eq!(envelope(output)["code"], "NOT_FOUND");
         assert!(text(&output.stderr).contains(&format!("while sending GET {missing}")));
     }
-    assert_eq!(invalid.status.code(), Some(2), "a validation error is exit 2");
+    assert_eq!(
+        invalid.status.code(),
+        Some(2),
+        "a validation error is exit 2"
+    );
     assert_eq!(envelope(&invalid)["code"], "VALIDATION_ERROR");
 }
 
@@ -176,7 +182,16 @@ async fn an_unanswered_create_is_retried_with_one_key_which_the_error_tells() {
         .await
         .unwrap()
         .iter()
-        .map(|request| request.headers["idempotency-key"].to_str().unwrap().to_owned())
+        .map(|request| {
+            request.headers["idempotency-key"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
-    assert_eq!(keys, vec![key; 4], "every attempt of both runs carries the one key");
+    assert_eq!(
+        keys,
+        vec![key; 4],
+        "every attempt of both runs carries the one key"
+    );
 }

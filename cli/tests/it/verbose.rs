@@ -19,7 +19,11 @@ async fn verbose_tells_each_attempt_on_stderr_and_leaves_stdout_as_it_was() {
     for output in [&quiet, &verbose, &very] {
         assert!(output.status.success(), "{}", text(&output.stderr));
     }
-    assert_eq!(text(&verbose.stdout), text(&quiet.stdout), "stdout unchanged");
+    assert_eq!(
+        text(&verbose.stdout),
+        text(&quiet.stdout),
+        "stdout unchanged"
+    );
     assert_eq!(text(&very.stdout), text(&quiet.stdout), "stdout unchanged");
     assert_eq!(text(&quiet.stderr), "", "nothing without -v");
     let line = text(&verbose.stderr);
@@ -99,9 +103,9 @@ async fn a_retried_create_is_two_lines_with_the_same_key_and_no_secret() {
         .collect();
     assert_eq!(attempts.len(), 2, "one line per attempt: {told}");
     assert!(
-        attempts[0].starts_with(
-            "POST /v1/generations 429 RATE_LIMIT_ERROR req_scripted_429 retrying in "
-        ) && attempts[0].ends_with(": refused before acting (rate limit)"),
+        attempts[0]
+            .starts_with("POST /v1/generations 429 RATE_LIMIT_ERROR req_scripted_429 retrying in ")
+            && attempts[0].ends_with(": refused before acting (rate limit)"),
         "{}",
         attempts[0]
     );
