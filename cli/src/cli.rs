@@ -82,25 +82,39 @@ pub struct Global {
 
     /// Run against an embedded mock of the service with a demo account (no key needed)
     #[arg(long, global = true)]
+    #[cfg_attr(
+        not(feature = "mock"),
+        arg(
+            help = "An embedded mock of the service: not in this build, which says where to get one"
+        )
+    )]
     pub mock: bool,
 
     /// Print JSON on stdout, errors included (the default when stdout is not a terminal)
     #[arg(long, global = true, conflicts_with = "format")]
     pub json: bool,
 
-    /// Output for people (tables) or for scripts (JSON)
+    /// Output for people (tables), for scripts (JSON), or as JSON Lines (an object per line;
+    /// lists stream page by page)
     #[arg(long, global = true, value_name = "FORMAT")]
     pub format: Option<Format>,
 
     /// When to use colour; NO_COLOR in the environment means never
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorWhen,
+
+    /// Tell each HTTP attempt on stderr: method, path, status, error code, request id and
+    /// the delay before a retry; -vv adds the headers, the API key cut to its public part.
+    /// MEDIAGEN_LOG=mediagen=debug prints the SDK's own events instead or as well
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
+    Jsonl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -156,14 +170,110 @@ pub enum Command {
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
     /// Run the mock server of the service (the same as the mediagen-mock binary)
+    #[cfg_attr(
+        not(feature = "mock"),
+        command(
+            about = "The mock server of the service: not in this build, which says where to get it"
+        )
+    )]
     Mock(MockArgs),
-    /// Show the configuration in effect: profile, base URL, where the key comes from
-    Config,
+    /// Send any request to the service, with the key, retries and pacing of every command
+    ///
+    /// Prints the answer's JSON on stdout (pretty on a terminal, one line otherwise), or
+    /// the service's error envelope with the exit code of that error. --field builds a
+    /// JSON body (for GET, query parameters); --input sends the JSON of a file or stdin. A
+    /// create (POST /v1/generations) gets an Idempotency-Key unless --header gives one,
+    /// and a failure tells it, so that running it again never starts a second one:
+    ///
+    ///   mediagen api GET /v1/catalog/
+    ///   mediagen api GET /v1/generations -f limit=5 -f status=FAILED
+    ///   mediagen api POST /v1/generations -f modelSlug=flux-schnell -f prompt="a fox" \
+    ///     -f params.aspect_ratio=16:9
+    ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
+    #[command(verbatim_doc_comment)]
+    Api(ApiArgs),
+    /// Save an API key to a profile of the config file, once the service accepts it
+    ///
+    /// The key is asked for without echo on a terminal, or read from stdin when it is a pipe
+    /// (`mediagen login < key.txt`); --api-key and MEDIAGEN_API_KEY are not used. The base
+    /// URL is --base-url, MEDIAGEN_BASE_URL or the profile's, else asked for. Nothing is
+    /// written unless the service accepts the key. The profile is --profile, else the file's
+    /// default_profile, else "default"; the file is readable by its owner only.
+    Login,
+    /// Show the configuration in effect, or set and get a value of the config file
+    Config(ConfigArgs),
     /// Print a shell completion script
     Completions {
         /// The shell
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// The HTTP method: GET, POST, PUT, PATCH, DELETE
+    #[arg(value_parser = parse_method)]
+    pub method: reqwest::Method,
+    /// A path of the service, with its query if any, such as /v1/catalog/; never a URL,
+    /// since the key goes only to the configured base URL
+    #[arg(value_parser = parse_service_path)]
+    pub path: String,
+    /// A field of the JSON body (for GET, a query parameter); VALUE is read as JSON when it
+    /// parses, else as text; `a.b=1` sets b inside object a
+    #[arg(short, long = "field", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub fields: Vec<(String, serde_json::Value)>,
+    /// Send this file's JSON as the body; `-` reads it from stdin
+    #[arg(long, value_name = "FILE", conflicts_with = "fields")]
+    pub input: Option<PathBuf>,
+    /// A header to send too, such as "Idempotency-Key: order-17"
+    #[arg(short = 'H', long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: Option<ConfigCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Set a value in the profile (--profile, else the file's default_profile, else
+    /// "default"); the file keeps its comments and is readable by its owner only
+    Set {
+        /// The key
+        key: ConfigKey,
+        /// The value; `-` reads it from stdin, which keeps a key out of the shell's history
+        value: String,
+    },
+    /// Print a value of the config file as it is there (an api_key shortened to its
+    /// public part); `mediagen config` shows what is in effect
+    Get {
+        /// The key
+        key: ConfigKey,
+    },
+}
+
+/// The keys of the config file, named on the command line as in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum ConfigKey {
+    /// The profile's API key
+    ApiKey,
+    /// The profile's base URL of the service
+    BaseUrl,
+    /// The profile used when --profile and MEDIAGEN_PROFILE are not set
+    DefaultProfile,
+}
+
+impl ConfigKey {
+    /// The name in the file.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -385,6 +495,17 @@ pub enum WebhooksCommand {
     /// Check a delivery's signature: prints `valid`, or why not
     Verify(VerifyArgs),
     /// Receive webhooks on this machine: verify, skip duplicates, print each event
+    ///
+    /// With --forward-to, each verified delivery is also POSTed to a local app with its raw
+    /// body and its webhook-id, webhook-timestamp and webhook-signature headers unchanged,
+    /// and the app's status is printed beside the event. The service is answered at once,
+    /// whatever the apps say. An --event after a --forward-to is what that app gets; one
+    /// before any --forward-to is what listen takes at all:
+    ///
+    ///   mediagen webhooks listen --register \
+    ///     --forward-to localhost:3000/hooks --event generation.completed \
+    ///     --forward-to localhost:4000/alerts --event generation.failed
+    #[command(verbatim_doc_comment)]
     Listen(ListenArgs),
 }
 
@@ -428,28 +549,144 @@ pub struct ListenArgs {
     /// With --register: the public URL that reaches this port (a tunnel) [default: http://127.0.0.1:PORT/]
     #[arg(long, value_name = "URL", requires = "register")]
     pub public_url: Option<String>,
-    /// With --register: subscribe to these events [default: all]
-    #[arg(short, long = "event", value_name = "EVENT", requires = "register")]
-    pub events: Vec<String>,
+    #[command(flatten)]
+    pub routes: Routes,
     /// Stop after this many events
     #[arg(long, value_name = "N")]
     pub max_events: Option<usize>,
 }
 
+/// The `--event` and `--forward-to` flags of `webhooks listen`, read in the order
+/// given: an `--event` after a `--forward-to` filters that app, one before any
+/// `--forward-to` filters what listen takes at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routes {
+    /// What listen takes (with --register, the endpoint's subscription); empty: all.
+    pub events: Vec<String>,
+    /// The apps each verified delivery is forwarded to.
+    pub targets: Vec<Target>,
+}
+
+/// A local app that `webhooks listen` forwards deliveries to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub url: url::Url,
+    /// The events it gets; empty: all that listen takes.
+    pub events: Vec<String>,
+}
+
+impl Args for Routes {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        cmd.arg(
+            Arg::new("event")
+                .short('e')
+                .long("event")
+                .value_name("EVENT")
+                .action(ArgAction::Append)
+                .help(
+                    "An event to take (generation.completed, generation.failed, generation.*, *): \
+                     before any --forward-to, what listen takes (with --register, what the \
+                     endpoint subscribes to); after a --forward-to, what that app gets \
+                     [default: all]",
+                ),
+        )
+        .arg(
+            Arg::new("forward-to")
+                .long("forward-to")
+                .value_name("URL")
+                .action(ArgAction::Append)
+                .value_parser(parse_forward_url)
+                .help(
+                    "POST each verified delivery to this app too, its raw body and its \
+                     webhook-id, webhook-timestamp and webhook-signature headers unchanged, \
+                     and print the app's status; repeat for more apps (localhost:3000/hooks \
+                     means http://)",
+                ),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for Routes {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        // Each value with its place on the command line.
+        fn placed<T: Clone + Send + Sync + 'static>(
+            matches: &clap::ArgMatches,
+            id: &str,
+        ) -> Vec<(usize, T)> {
+            let places = matches.indices_of(id).into_iter().flatten();
+            let values = matches.get_many::<T>(id).into_iter().flatten().cloned();
+            places.zip(values).collect()
+        }
+        let targets = placed::<url::Url>(matches, "forward-to");
+        let starts: Vec<usize> = targets.iter().map(|(place, _)| *place).collect();
+        let mut routes = Self {
+            events: Vec::new(),
+            targets: targets
+                .into_iter()
+                .map(|(_, url)| Target {
+                    url,
+                    events: Vec::new(),
+                })
+                .collect(),
+        };
+        for (place, event) in placed::<String>(matches, "event") {
+            // The targets given before this event; it belongs to the last of them.
+            match starts.partition_point(|start| *start < place) {
+                0 => routes.events.push(event),
+                before => routes.targets[before - 1].events.push(event),
+            }
+        }
+        Ok(routes)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// A URL to forward to: http or https, and `localhost:3000/hooks` read as http.
+fn parse_forward_url(raw: &str) -> Result<url::Url, String> {
+    let full = if raw.contains("://") {
+        raw.to_owned()
+    } else {
+        format!("http://{raw}")
+    };
+    let url = url::Url::parse(&full).map_err(|err| format!("`{raw}` is not a URL: {err}"))?;
+    if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+        return Err(format!("`{raw}` is not an http or https URL"));
+    }
+    Ok(url)
+}
+
+/// The options of `mediagen mock`: the mock server's own, plus `--port`.
 #[derive(Debug, Args)]
 pub struct MockArgs {
     /// Port on 127.0.0.1 (0 picks a free one); --listen chooses the address too
+    #[cfg(feature = "mock")]
     #[arg(short, long, conflicts_with = "listen")]
     pub port: Option<u16>,
     /// A TOML file of options (see the mock server's config.default.toml)
+    #[cfg(feature = "mock")]
     #[arg(
         long = "mock-config",
         env = "MEDIAGEN_MOCK_CONFIG",
         value_name = "FILE"
     )]
     pub config: Option<PathBuf>,
+    #[cfg(feature = "mock")]
     #[command(flatten)]
     pub options: mediagen_mock_server::config::Options,
+    /// Options of a mock this build does not have: taken so that the answer is where
+    /// to get the mock, not an unknown flag.
+    #[cfg(not(feature = "mock"))]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub ignored: Vec<String>,
 }
 
 fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {
@@ -463,6 +700,38 @@ fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {
     let value =
         serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
     Ok((key.to_owned(), value))
+}
+
+fn parse_method(raw: &str) -> Result<reqwest::Method, String> {
+    reqwest::Method::from_bytes(raw.to_ascii_uppercase().as_bytes())
+        .map_err(|_| format!("`{raw}` is not an HTTP method such as GET or POST"))
+}
+
+/// A path of the service. A full URL is refused: the request carries the API key,
+/// which must never go to a host the user did not configure.
+fn parse_service_path(raw: &str) -> Result<String, String> {
+    if raw.starts_with('/') && !raw.starts_with("//") {
+        return Ok(raw.to_owned());
+    }
+    // `//host/…` is a URL too, to whatever scheme the base URL has.
+    if raw.contains("://") || raw.starts_with("//") {
+        return Err(format!(
+            "`{raw}` is a URL; give the path alone, such as /v1/catalog/: the request goes to \
+             the configured base URL only, since it carries the API key"
+        ));
+    }
+    Err(format!(
+        "`{raw}` is not a path of the service: it starts with one /, such as /v1/catalog/"
+    ))
+}
+
+fn parse_header(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("`{raw}` is not NAME:VALUE")),
+    }
 }
 
 fn parse_duration(raw: &str) -> Result<Duration, String> {
@@ -492,6 +761,86 @@ mod tests {
         assert_eq!(parse_param("seed=").unwrap().1, serde_json::json!(""));
         assert!(parse_param("=4").is_err());
         assert!(parse_param("steps").is_err());
+    }
+
+    fn routes(args: &[&str]) -> Routes {
+        let cli = Cli::try_parse_from(
+            ["mediagen", "webhooks", "listen", "--secret", "whsec_x"]
+                .iter()
+                .chain(args),
+        )
+        .unwrap();
+        match cli.command {
+            Command::Webhooks(WebhooksCommand::Listen(listen)) => listen.routes,
+            other => panic!("not listen: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_event_belongs_to_the_forward_to_before_it() {
+        let parsed = routes(&[
+            "-e",
+            "generation.*",
+            "--forward-to",
+            "localhost:3000/hooks",
+            "--event",
+            "generation.failed",
+            "--forward-to",
+            "https://127.0.0.1:4000/",
+            "--forward-to",
+            "http://[::1]:5000/w",
+            "-e",
+            "generation.completed",
+            "-e",
+            "*",
+        ]);
+        let url = |raw: &str| url::Url::parse(raw).unwrap();
+        assert_eq!(
+            parsed,
+            Routes {
+                events: vec!["generation.*".to_owned()],
+                targets: vec![
+                    Target {
+                        url: url("http://localhost:3000/hooks"),
+                        events: vec!["generation.failed".to_owned()],
+                    },
+                    Target {
+                        url: url("https://127.0.0.1:4000/"),
+                        events: vec![],
+                    },
+                    Target {
+                        url: url("http://[::1]:5000/w"),
+                        events: vec!["generation.completed".to_owned(), "*".to_owned()],
+                    },
+                ],
+            }
+        );
+        assert_eq!(routes(&[]), Routes::default());
+    }
+
+    #[test]
+    fn forward_to_takes_only_http_urls() {
+        assert!(parse_forward_url("ftp://example.com/").is_err());
+        assert!(parse_forward_url("http://").is_err());
+        assert!(parse_forward_url("localhost:notaport").is_err());
+    }
+
+    #[test]
+    fn api_takes_a_path_of_the_service_and_never_a_url() {
+        assert_eq!(
+            parse_service_path("/v1/generations?limit=5").unwrap(),
+            "/v1/generations?limit=5"
+        );
+        assert!(parse_service_path("https://elsewhere.example/v1/catalog/").is_err());
+        assert!(parse_service_path("//elsewhere.example/v1/catalog/").is_err());
+        assert!(parse_service_path("v1/catalog/").is_err());
+        assert_eq!(parse_method("patch").unwrap(), reqwest::Method::PATCH);
+        assert!(parse_method("GET POST").is_err());
+        assert_eq!(
+            parse_header("Idempotency-Key: order-17").unwrap(),
+            ("Idempotency-Key".to_owned(), "order-17".to_owned())
+        );
+        assert!(parse_header("no colon").is_err());
     }
 
     #[test]

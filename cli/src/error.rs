@@ -29,8 +29,13 @@ pub struct Failure {
     pub message: String,
     pub hint: Option<String>,
     pub request_id: Option<String>,
+    /// The HTTP status of the service's answer, such as `404 Not Found`.
+    pub status: Option<String>,
     pub timestamp: Option<String>,
     pub details: Map<String, Value>,
+    /// What the command was doing (`while starting the generation`), outermost first:
+    /// told to people before the message, and kept out of the envelope.
+    pub steps: Vec<String>,
 }
 
 impl fmt::Display for Failure {
@@ -49,8 +54,10 @@ impl Failure {
             message: message.into(),
             hint: None,
             request_id: None,
+            status: None,
             timestamp: None,
             details: Map::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -87,6 +94,16 @@ impl Failure {
         ))
         .detail("id", id.to_string())
         .key(key)
+    }
+
+    /// A create that still had no clear answer after its retries: it may exist, and
+    /// its `Idempotency-Key` finds it. `again` is how to send it again with that key.
+    pub fn unanswered_create(err: &Error, key: &str, again: &str) -> Self {
+        Self::from_sdk(err)
+            .also(format!(
+                "it may have been created: {again}, which returns it instead of making another"
+            ))
+            .key(Some(key))
     }
 
     /// `text` after the hint there is, or as the hint.
@@ -126,6 +143,7 @@ impl Failure {
                 let mut failure = Self::new(exit, api.code.as_str(), api.message.clone());
                 failure.hint = hint;
                 failure.request_id = api.request_id.clone();
+                failure.status = Some(api.status.to_string());
                 failure.timestamp = api.timestamp.map(|t| t.to_rfc3339());
                 failure.details = api.details.clone();
                 failure
@@ -233,9 +251,9 @@ impl Failure {
                     Exit::Other,
                     "OUTCOME_UNKNOWN",
                     format!(
-                        "the outcome of {operation} is unknown ({}); it was not sent again, \
+                        "the outcome of {operation} is unknown ({}: {}); it was not sent again, \
                          since it may have taken effect",
-                        cause.message
+                        cause.code, cause.message
                     ),
                 )
                 .hint(match how_to_check(operation) {
@@ -245,12 +263,16 @@ impl Failure {
                 .detail("operation", *operation)
                 .detail("cause", cause.code);
                 failure.request_id = cause.request_id;
+                failure.status = cause.status;
                 failure
             }
-            Error::Connection { attempts, .. } => Self::new(
+            Error::Connection { attempts, source } => Self::new(
                 Exit::Other,
                 "CONNECTION_ERROR",
-                format!("could not reach the service ({attempts} attempt(s))"),
+                format!(
+                    "could not reach the service ({attempts} attempt(s)): {}",
+                    causes(source)
+                ),
             )
             .hint(
                 "check the network and --base-url (MEDIAGEN_BASE_URL); `mediagen config` shows it",
@@ -406,17 +428,32 @@ fn how_to_check(operation: &str) -> Option<&'static str> {
     })
 }
 
-/// The failure an error tells of: ours, the SDK's, or any other (exit 1).
-pub fn classify(err: &anyhow::Error) -> Failure {
-    for cause in err.chain() {
-        if let Some(failure) = cause.downcast_ref::<Failure>() {
-            return failure.clone();
+/// An error and the errors under it, as one line: `a: b: c`.
+fn causes(err: &(dyn std::error::Error + 'static)) -> String {
+    std::iter::successors(Some(err), |cause| cause.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+impl Failure {
+    /// The failure an error tells of (ours, the SDK's, or any other with exit 1), with
+    /// the steps of context above it.
+    pub fn of(err: &anyhow::Error) -> Self {
+        let mut steps = Vec::new();
+        for cause in err.chain() {
+            let failure = match (cause.downcast_ref::<Self>(), cause.downcast_ref::<Error>()) {
+                (Some(failure), _) => failure.clone(),
+                (None, Some(sdk)) => Self::from_sdk(sdk),
+                (None, None) => {
+                    steps.push(cause.to_string());
+                    continue;
+                }
+            };
+            return Self { steps, ..failure };
         }
-        if let Some(sdk) = cause.downcast_ref::<Error>() {
-            return Failure::from_sdk(sdk);
-        }
+        Self::new(Exit::Other, "CLI_ERROR", format!("{err:#}"))
     }
-    Failure::new(Exit::Other, "CLI_ERROR", format!("{err:#}"))
 }
 
 /// Whether the error is stdout closed by its reader (`mediagen list | head`).
@@ -432,30 +469,44 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Tells the error: the envelope on stdout for scripts, and for people on stderr the
-/// chain of what was being done, the service's code and request id, and the hint.
+/// Tells the error: the envelope on stdout for scripts, and for people on stderr one
+/// line that says each thing once (what was being done, the code, the HTTP status,
+/// the message, the request id), then the hint.
 pub fn report(out: &Output, err: &anyhow::Error) -> Exit {
-    let failure = classify(err);
+    let failure = Failure::of(err);
     if out.is_json() {
         // A reader that has gone cannot be told.
         let _ = out.json_line(&failure.envelope());
     }
-    let mut text = format!("{} {err:#}", out.paint_err(RED, "error:"));
-    let mut tags = Vec::new();
-    if !matches!(failure.code.as_str(), "CLI_ERROR" | "CLIENT_ERROR") {
-        tags.push(failure.code.clone());
-    }
-    if let Some(id) = &failure.request_id {
-        tags.push(format!("request {id}"));
-    }
-    if !tags.is_empty() {
-        text.push_str(&format!(" [{}]", tags.join(", ")));
-    }
-    if let Some(hint) = &failure.hint {
-        text.push_str(&format!("\n  {} {hint}", out.paint_err(YELLOW, "hint:")));
-    }
-    out.note(text);
+    out.note(failure.line(out));
     failure.exit
+}
+
+impl Failure {
+    /// The failure for people: `error: while …: CODE (status): message [request id]`,
+    /// and the hint below.
+    fn line(&self, out: &Output) -> String {
+        let mut text = format!("{} ", out.paint_err(RED, "error:"));
+        for step in &self.steps {
+            text.push_str(&format!("{step}: "));
+        }
+        // Our own catch-all codes say nothing the message does not.
+        if !matches!(self.code.as_str(), "CLI_ERROR" | "CLIENT_ERROR") {
+            text.push_str(&self.code);
+            if let Some(status) = &self.status {
+                text.push_str(&format!(" ({status})"));
+            }
+            text.push_str(": ");
+        }
+        text.push_str(&self.message);
+        if let Some(id) = &self.request_id {
+            text.push_str(&format!(" [request {id}]"));
+        }
+        if let Some(hint) = &self.hint {
+            text.push_str(&format!("\n  {} {hint}", out.paint_err(YELLOW, "hint:")));
+        }
+        text
+    }
 }
 
 #[cfg(test)]
@@ -466,7 +517,9 @@ mod tests {
     fn a_failure_inside_context_keeps_its_exit_code() {
         let err = anyhow::Error::new(Failure::new(Exit::Timeout, "WAIT_TIMEOUT", "late"))
             .context("while waiting");
-        assert_eq!(classify(&err).exit, Exit::Timeout);
+        let failure = Failure::of(&err);
+        assert_eq!(failure.exit, Exit::Timeout);
+        assert_eq!(failure.steps, ["while waiting"]);
     }
 
     #[test]

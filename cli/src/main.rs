@@ -5,6 +5,8 @@ mod cmd;
 mod config;
 mod error;
 mod output;
+mod signal;
+mod verbose;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,6 +21,9 @@ fn main() -> ExitCode {
         Err(err) => return usage(&err),
     };
     let out = output::Output::new(&cli.global);
+    if let Err(err) = verbose::install(cli.global.verbose, &out) {
+        return code(error::report(&out, &err));
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return code(error::report(&out, &anyhow::Error::new(err))),
@@ -43,7 +48,17 @@ fn usage(err: &clap::Error) -> ExitCode {
     ) {
         return ExitCode::SUCCESS;
     }
-    let json = std::env::args().any(|arg| arg == "--json" || arg == "--format=json")
+    // Read as bytes: an argument that is not UTF-8 is itself a usage error to tell.
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let for_scripts = |format: &str| matches!(format, "json" | "jsonl");
+    let json = args
+        .iter()
+        .any(|arg| arg == "--json" || arg.strip_prefix("--format=").is_some_and(for_scripts))
+        || args
+            .windows(2)
+            .any(|pair| pair[0] == "--format" && for_scripts(&pair[1]))
         || !std::io::IsTerminal::is_terminal(&std::io::stdout());
     if json {
         let rendered = err.render().to_string();

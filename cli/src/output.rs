@@ -2,10 +2,11 @@
 //! terminal for people. Nothing else in the command writes to stdout or stderr.
 
 use std::fmt::Display;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
+use futures::{Stream, StreamExt, TryStreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
@@ -15,9 +16,15 @@ use crate::cli::{ColorWhen, Format, Global};
 #[derive(Debug, Clone)]
 pub struct Output {
     json: bool,
+    /// JSON Lines: one object per line, the items of a list each on its own.
+    lines: bool,
     color_out: bool,
     color_err: bool,
+    stdout_tty: bool,
     stderr_tty: bool,
+    /// Spinners and bars are drawn: stderr is a terminal and no log lines
+    /// (`-v`, `MEDIAGEN_LOG`) go there to be drawn over.
+    draws: bool,
 }
 
 pub const BOLD: Style = Style::new().bold();
@@ -41,27 +48,39 @@ impl Output {
             ColorWhen::Never => false,
             ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
         };
+        let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
+        let logs = global.verbose > 0 || std::env::var_os("MEDIAGEN_LOG").is_some();
         Self {
-            json: format == Format::Json,
-            color_out: color(io::stdout().is_terminal()),
+            json: format != Format::Human,
+            lines: format == Format::Jsonl,
+            color_out: color(stdout_tty),
             color_err: color(stderr_tty),
+            stdout_tty,
             stderr_tty,
+            draws: stderr_tty && !logs,
         }
     }
 
+    /// Whether the output is for scripts: JSON or JSON Lines.
     pub fn is_json(&self) -> bool {
         self.json
     }
 
-    /// Prints `value` as JSON for scripts, or calls `human` to write it for people.
+    /// Prints `value` as JSON for scripts, or calls `human` to write it for people. In
+    /// JSON Lines a list is one line per item, and anything else one line.
     pub fn emit<T: Serialize + ?Sized>(
         &self,
         value: &T,
         human: impl FnOnce(&Self, &mut dyn Write) -> io::Result<()>,
     ) -> anyhow::Result<()> {
         let mut stdout = io::stdout().lock();
-        if self.json {
+        if self.lines {
+            match serde_json::to_value(value)? {
+                serde_json::Value::Array(items) => write_lines(&mut stdout, &items)?,
+                other => write_lines(&mut stdout, &[other])?,
+            }
+        } else if self.json {
             serde_json::to_writer_pretty(&mut stdout, value)?;
             writeln!(stdout)?;
         } else {
@@ -71,11 +90,57 @@ impl Output {
         Ok(())
     }
 
+    /// Prints a list that arrives page by page. In JSON Lines each item is written as
+    /// soon as its page has come and none is kept, so memory stays flat however long
+    /// the list; a failure part-way leaves the lines already written, and the error
+    /// envelope follows them. In JSON and for people the list is printed whole, once
+    /// complete, since a table's columns depend on every row.
+    pub async fn list<T, E>(
+        &self,
+        items: impl Stream<Item = Result<T, E>>,
+        human: impl FnOnce(&Self, &mut dyn Write, &[T]) -> io::Result<()>,
+    ) -> anyhow::Result<()>
+    where
+        T: Serialize,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if !self.lines {
+            let items: Vec<T> = items.try_collect().await?;
+            return self.emit(&items, |out, w| human(out, w, &items));
+        }
+        // The items at hand without waiting: the rest of the page that just came.
+        let mut pages = std::pin::pin!(items.ready_chunks(PAGE_AT_MOST));
+        while let Some(page) = pages.next().await {
+            // Locked only between awaits, and written in one piece per page.
+            let mut stdout = BufWriter::new(io::stdout().lock());
+            let written = page.into_iter().try_for_each(|item| {
+                write_lines(&mut stdout, &[item?])?;
+                anyhow::Ok(())
+            });
+            stdout.flush()?;
+            written?;
+        }
+        Ok(())
+    }
+
+    /// A JSON answer of the service as it came (`mediagen api`): indented for a person
+    /// at a terminal, on one line for a program or in JSON Lines.
+    pub fn answer(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+        if self.stdout_tty && !self.lines {
+            let mut stdout = io::stdout().lock();
+            serde_json::to_writer_pretty(&mut stdout, value)?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+            Ok(())
+        } else {
+            self.json_line(value)
+        }
+    }
+
     /// One JSON line on stdout, for streams of events.
-    pub fn json_line<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
+    pub fn json_line<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
         let mut stdout = io::stdout().lock();
-        serde_json::to_writer(&mut stdout, value)?;
-        writeln!(stdout)?;
+        write_lines(&mut stdout, std::slice::from_ref(value))?;
         stdout.flush()?;
         Ok(())
     }
@@ -104,6 +169,21 @@ impl Output {
         let _ = writeln!(io::stderr().lock(), "{text}");
     }
 
+    /// Asks a person on the terminal for a line, the prompt on stderr.
+    pub fn ask(&self, prompt: &str) -> anyhow::Result<String> {
+        let mut stderr = io::stderr().lock();
+        write!(stderr, "{prompt}")?;
+        stderr.flush()?;
+        let mut line = String::new();
+        io::stdin().read_line(&mut line)?;
+        Ok(line.trim().to_owned())
+    }
+
+    /// Asks a person on the terminal for a secret, which is not echoed.
+    pub fn ask_secret(&self, prompt: &str) -> anyhow::Result<String> {
+        Ok(rpassword::prompt_password(prompt)?)
+    }
+
     /// `text` in `style` when stdout shows colour.
     pub fn paint(&self, style: Style, text: impl Display) -> String {
         paint(self.color_out, style, text)
@@ -119,9 +199,19 @@ impl Output {
         self.paint(status_style(status), status)
     }
 
-    /// Whether stderr is a terminal, where spinners and bars are drawn.
+    /// Whether stderr is a terminal.
     pub fn interactive(&self) -> bool {
         self.stderr_tty
+    }
+
+    /// Whether spinners and bars are drawn; otherwise progress is told in lines.
+    pub fn draws_progress(&self) -> bool {
+        self.draws
+    }
+
+    /// Whether stderr shows colour.
+    pub fn colors_stderr(&self) -> bool {
+        self.color_err
     }
 
     /// A spinner on stderr, drawn only on a terminal.
@@ -161,12 +251,25 @@ impl Output {
     }
 
     fn draw_target(&self) -> ProgressDrawTarget {
-        if self.stderr_tty {
+        if self.draws {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
         }
     }
+}
+
+/// The most items of a list written at once in JSON Lines: a page of the service's
+/// is smaller, so this only bounds what a very large page holds back.
+const PAGE_AT_MOST: usize = 1000;
+
+/// Each value as one line of JSON.
+fn write_lines<T: Serialize>(w: &mut impl Write, values: &[T]) -> io::Result<()> {
+    for value in values {
+        serde_json::to_writer(&mut *w, value)?;
+        writeln!(w)?;
+    }
+    Ok(())
 }
 
 fn paint(on: bool, style: Style, text: impl Display) -> String {
@@ -282,9 +385,12 @@ mod tests {
     fn plain() -> Output {
         Output {
             json: false,
+            lines: false,
             color_out: false,
             color_err: false,
+            stdout_tty: false,
             stderr_tty: false,
+            draws: false,
         }
     }
 

@@ -68,7 +68,7 @@ pub enum BatchEvent {
 /// client
 ///     .generations()
 ///     .batch(requests)
-///     .on_progress(|p| println!("{}/{} done, {} active: #{} {:?}", p.finished, p.total, p.active, p.index, p.event))
+///     .on_progress(|p| println!("{}/{} done, {} active", p.finished, p.total, p.active))
 ///     .await;
 /// # Ok(())
 /// # }

@@ -186,14 +186,24 @@ impl Operation {
     }
 
     /// The operation's `mediagen.operation` span. Its fields never hold a
-    /// secret: the path is the contract's template (a storage URL, signed, is
-    /// not shown at all), and headers are not fields.
+    /// secret: the path is the contract's template, or the path alone of a
+    /// request to the service outside the contract ([`Client::request`]); a
+    /// storage URL, signed, is not shown at all. Headers are trace events of
+    /// their own, with credentials redacted ([`log_headers`]).
+    ///
+    /// [`Client::request`]: crate::Client::request
     pub(crate) fn span(&self, request: &reqwest::Request) -> tracing::Span {
+        // Only storage transfers go unpaced: every other request goes to the service.
+        let path = match (self.template, self.paced) {
+            (Some(template), _) => template,
+            (None, true) => request.url().path(),
+            (None, false) => "(storage URL)",
+        };
         let span = tracing::info_span!(
             "mediagen.operation",
             operation = self.id,
             method = %request.method(),
-            path = self.template.unwrap_or("(storage URL)"),
+            path,
             attempt = Empty,
             status = Empty,
             request_id = Empty,
@@ -520,6 +530,7 @@ impl Shared {
         } else {
             None
         };
+        log_headers("request", request.headers());
         let result = self.http.execute(request).await;
         let now = self.clock.now();
         let response = match result {
@@ -535,6 +546,7 @@ impl Shared {
         if let Some(permit) = permit {
             self.pacer.answered(permit, now, Some(response.headers()));
         }
+        log_headers("response", response.headers());
         let status = response.status();
         let span = tracing::Span::current();
         span.record("status", status.as_u16());
@@ -566,6 +578,45 @@ impl Shared {
         *rebuilt.version_mut() = version;
         *rebuilt.headers_mut() = headers;
         Attempt::Failed(reqwest::Response::from(rebuilt), Box::new(error))
+    }
+}
+
+/// Each header of an attempt as a trace event (`direction` is `request` or
+/// `response`), for a reader that wants to see what went over the wire. A
+/// credential is never a field: an API key shows only the part that names it.
+fn log_headers(direction: &'static str, headers: &http::HeaderMap) {
+    if !tracing::enabled!(tracing::Level::TRACE) {
+        return;
+    }
+    for (name, value) in headers {
+        tracing::trace!(direction, name = name.as_str(), value = %shown(name, value), "header");
+    }
+}
+
+/// A header's value as it may be shown: a credential redacted, the key's
+/// public part kept (`Bearer mg_live_<public>_…`) so the reader knows which key.
+fn shown(name: &http::HeaderName, value: &HeaderValue) -> String {
+    use http::header::{COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
+    let credential = value.is_sensitive()
+        || [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE, SET_COOKIE].contains(name);
+    if !credential {
+        return String::from_utf8_lossy(value.as_bytes()).into_owned();
+    }
+    let bearer = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.strip_prefix("Bearer "));
+    // `<prefix>_live_<public>_<secret>` (Authentication, rule 3): cut at the
+    // first `_` after the public part's start, so a secret holding `_` stays whole.
+    let public = bearer.and_then(|key| {
+        let (prefix, rest) = key.split_once("_live_")?;
+        let (public, _secret) = rest.split_once('_')?;
+        Some(format!("{prefix}_live_{public}_…"))
+    });
+    match (bearer, public) {
+        (_, Some(public)) => format!("Bearer {public}"),
+        (Some(_), None) => "Bearer …".to_owned(),
+        (None, None) => "…".to_owned(),
     }
 }
 
@@ -739,5 +790,31 @@ fn convert_raw(err: RawError, record: CallRecord) -> Error {
             operation,
             status: response.status(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_header_never_holds_the_keys_secret() {
+        let value = |v: &str| HeaderValue::from_str(v).unwrap();
+        assert_eq!(
+            shown(&AUTHORIZATION, &value("Bearer mg_live_pub123_s3cr_3t")),
+            "Bearer mg_live_pub123_…"
+        );
+        assert_eq!(shown(&AUTHORIZATION, &value("Bearer opaque")), "Bearer …");
+        assert_eq!(shown(&AUTHORIZATION, &value("Basic dXNlcjpwYXNz")), "…");
+        let mut custom = value("token");
+        custom.set_sensitive(true);
+        assert_eq!(
+            shown(&http::HeaderName::from_static("x-token"), &custom),
+            "…"
+        );
+        assert_eq!(
+            shown(&USER_AGENT, &value("mediagen-cli/0.1.0")),
+            "mediagen-cli/0.1.0"
+        );
     }
 }

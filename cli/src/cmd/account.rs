@@ -1,4 +1,4 @@
-//! `account`, `summary` and `config`.
+//! `account` and `summary`.
 
 use super::Context;
 use crate::cli::SummaryArgs;
@@ -98,38 +98,5 @@ pub async fn summary(ctx: &Context, args: SummaryArgs) -> anyhow::Result<()> {
             ]);
         }
         table.write(out, w)
-    })
-}
-
-pub fn config(ctx: &Context) -> anyhow::Result<()> {
-    let settings = ctx.settings()?;
-    ctx.out.emit(&settings, |out, w| {
-        let file = match &settings.config_file {
-            Some(path) if settings.config_file_exists => path.display().to_string(),
-            Some(path) => format!("{} (not there)", path.display()),
-            None => "-".to_owned(),
-        };
-        output::fields(
-            out,
-            w,
-            &[
-                ("config file", file),
-                ("profile", settings.profile.clone()),
-                (
-                    "base URL",
-                    match (&settings.base_url, settings.base_url_from) {
-                        (Some(url), Some(from)) => format!("{url} (from {from})"),
-                        _ => "not set".to_owned(),
-                    },
-                ),
-                (
-                    "API key",
-                    match (&settings.api_key_shown, settings.api_key_from) {
-                        (Some(key), Some(from)) => format!("{key} (from {from})"),
-                        _ => "not set".to_owned(),
-                    },
-                ),
-            ],
-        )
     })
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use mediagen::{BillingOperationType, HistoryFilter};
 
 use super::Context;
@@ -43,38 +43,33 @@ pub async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     if let Some(to) = args.to {
         filter = filter.to(to);
     }
-    let operations: Vec<_> = ctx
-        .client()
-        .await?
-        .billing()
-        .history(filter)
-        .take(args.limit)
-        .try_collect()
-        .await?;
-    ctx.out.emit(&operations, |out, w| {
-        if operations.is_empty() {
-            return writeln!(w, "no operations");
-        }
-        let mut table = Table::new(["WHEN", "TYPE", "AMOUNT", "NET", "STATUS", "DESCRIPTION"]);
-        for op in &operations {
-            let status = output::or_absent(op.status.as_ref(), ToString::to_string);
-            table.styled_row([
-                (output::time(&op.created_at), Default::default()),
-                (op.type_.to_string(), Default::default()),
-                (output::rub(op.amount_rub), Default::default()),
-                (
-                    output::or_absent(op.net_amount_rub, output::rub),
-                    Default::default(),
-                ),
-                (status.clone(), output::status_style(&status)),
-                (
-                    output::or_absent(op.description.as_deref(), str::to_owned),
-                    Default::default(),
-                ),
-            ]);
-        }
-        table.write(out, w)
-    })
+    let operations = ctx.client().await?.billing().history(filter);
+    ctx.out
+        .list(operations.take(args.limit), |out, w, operations| {
+            if operations.is_empty() {
+                return writeln!(w, "no operations");
+            }
+            let mut table = Table::new(["WHEN", "TYPE", "AMOUNT", "NET", "STATUS", "DESCRIPTION"]);
+            for op in operations {
+                let status = output::or_absent(op.status.as_ref(), ToString::to_string);
+                table.styled_row([
+                    (output::time(&op.created_at), Default::default()),
+                    (op.type_.to_string(), Default::default()),
+                    (output::rub(op.amount_rub), Default::default()),
+                    (
+                        output::or_absent(op.net_amount_rub, output::rub),
+                        Default::default(),
+                    ),
+                    (status.clone(), output::status_style(&status)),
+                    (
+                        output::or_absent(op.description.as_deref(), str::to_owned),
+                        Default::default(),
+                    ),
+                ]);
+            }
+            table.write(out, w)
+        })
+        .await
 }
 
 pub async fn topup(ctx: &Context, amount: f64, return_url: Option<String>) -> anyhow::Result<()> {
@@ -106,31 +101,33 @@ pub async fn invoices(ctx: &Context, command: InvoicesCommand) -> anyhow::Result
     let billing = ctx.client().await?.billing();
     match command {
         InvoicesCommand::List => {
-            let invoices: Vec<_> = billing.invoices().try_collect().await?;
-            ctx.out.emit(&invoices, |out, w| {
-                if invoices.is_empty() {
-                    return writeln!(w, "no invoices");
-                }
-                let mut table = Table::new(["ID", "NUMBER", "AMOUNT", "STATUS", "ISSUED", "DUE"]);
-                for invoice in &invoices {
-                    let status = invoice.status.to_string();
-                    table.styled_row([
-                        (invoice.id.to_string(), Default::default()),
-                        (invoice.number.clone(), Default::default()),
-                        (output::rub(invoice.amount_rub), Default::default()),
-                        (status.clone(), output::status_style(&status)),
-                        (
-                            output::or_absent(invoice.issued_at.as_ref(), output::time),
-                            Default::default(),
-                        ),
-                        (
-                            output::or_absent(invoice.due_at.as_ref(), output::time),
-                            Default::default(),
-                        ),
-                    ]);
-                }
-                table.write(out, w)
-            })
+            ctx.out
+                .list(billing.invoices(), |out, w, invoices| {
+                    if invoices.is_empty() {
+                        return writeln!(w, "no invoices");
+                    }
+                    let mut table =
+                        Table::new(["ID", "NUMBER", "AMOUNT", "STATUS", "ISSUED", "DUE"]);
+                    for invoice in invoices {
+                        let status = invoice.status.to_string();
+                        table.styled_row([
+                            (invoice.id.to_string(), Default::default()),
+                            (invoice.number.clone(), Default::default()),
+                            (output::rub(invoice.amount_rub), Default::default()),
+                            (status.clone(), output::status_style(&status)),
+                            (
+                                output::or_absent(invoice.issued_at.as_ref(), output::time),
+                                Default::default(),
+                            ),
+                            (
+                                output::or_absent(invoice.due_at.as_ref(), output::time),
+                                Default::default(),
+                            ),
+                        ]);
+                    }
+                    table.write(out, w)
+                })
+                .await
         }
         InvoicesCommand::Create { amount } => {
             let invoice = billing

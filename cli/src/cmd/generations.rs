@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use mediagen::{
     Error, Generation, GenerationFilter, GenerationRequest, GenerationStatus, ModelParameterType,
 };
@@ -16,6 +16,7 @@ use super::Context;
 use crate::cli::{GenerateArgs, GetArgs, ListArgs, WaitArgs};
 use crate::error::{Exit, Failure};
 use crate::output::{self, BOLD, DIM, GREEN, Output, Table};
+use crate::signal::Signals;
 
 /// The parameter a file goes to when the catalog does not name one.
 const DEFAULT_FILE_PARAMETER: &str = "image_file_id";
@@ -98,12 +99,11 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
         Ok(created) => created,
         // Retried as far as the policy allows and still no answer: it may exist.
         Err(err) if err.is_retryable() => {
-            let failure = Failure::from_sdk(&err)
-                .also(format!(
-                    "it may have been created: run the same command with --idempotency-key \
-                     {key}, which returns it instead of making another"
-                ))
-                .key(Some(&key));
+            let failure = Failure::unanswered_create(
+                &err,
+                &key,
+                &format!("run the same command with --idempotency-key {key}"),
+            );
             return Err(anyhow::Error::new(failure).context("while starting the generation"));
         }
         Err(err) => return Err(anyhow::Error::new(err).context("while starting the generation")),
@@ -201,13 +201,13 @@ async fn follow(
     let client = ctx.client().await?;
     // Listening before anything is shown, so a Ctrl-C as soon as the id is on screen
     // is caught.
-    let mut interrupt = Interrupt::listen()?;
+    let mut interrupt = Signals::interrupt()?;
     if let Some(started) = started.filter(|_| !ctx.out.is_json()) {
         ctx.out.note(started);
     }
     let spinner = ctx.out.spinner();
     spinner.set_message(format!("waiting for {id}"));
-    let plain_progress = !ctx.out.interactive() && !ctx.out.is_json();
+    let plain_progress = !ctx.out.draws_progress() && !ctx.out.is_json();
     let mut wait = client.generations().wait(id).on_status(|g| {
         let message = format!(
             "{} · {} · {}",
@@ -268,11 +268,7 @@ async fn follow(
         Some(dir) if generation.status == GenerationStatus::Succeeded => {
             download(ctx, &generation, dir).await.map_err(|err| {
                 // The results exist and are paid for: say how to fetch them again.
-                let failure = Failure {
-                    message: format!("{err:#}"),
-                    ..crate::error::classify(&err)
-                };
-                failure.created(id, key, Some(&resume))
+                Failure::of(&err).created(id, key, Some(&resume))
             })?
         }
         _ => Vec::new(),
@@ -368,40 +364,38 @@ pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
         filter = filter.model_slug(model);
     }
     let stream = ctx.client().await?.generations().list(filter);
-    let generations: Vec<Generation> = if args.all {
-        stream.try_collect().await?
-    } else {
-        stream.take(args.limit).try_collect().await?
-    };
-    ctx.out.emit(&generations, |out, w| {
-        let mut table = Table::new(["ID", "STATUS", "MODEL", "COST", "CREATED", "PROMPT"]);
-        for g in &generations {
-            table.styled_row([
-                (g.id.to_string(), Default::default()),
-                (
-                    g.status.as_str().to_owned(),
-                    output::status_style(g.status.as_str()),
-                ),
-                (
-                    output::or_absent(g.model_slug.as_deref(), str::to_owned),
-                    Default::default(),
-                ),
-                (output::rub(g.cost_rub), Default::default()),
-                (
-                    output::or_absent(g.created_at.as_ref(), output::time),
-                    Default::default(),
-                ),
-                (
-                    shorten(g.prompt.as_deref().unwrap_or(""), 40),
-                    Default::default(),
-                ),
-            ]);
-        }
-        if table.is_empty() {
-            return writeln!(w, "no generations");
-        }
-        table.write(out, w)
-    })
+    let limit = if args.all { usize::MAX } else { args.limit };
+    ctx.out
+        .list(stream.take(limit), |out, w, generations| {
+            let mut table = Table::new(["ID", "STATUS", "MODEL", "COST", "CREATED", "PROMPT"]);
+            for g in generations {
+                table.styled_row([
+                    (g.id.to_string(), Default::default()),
+                    (
+                        g.status.as_str().to_owned(),
+                        output::status_style(g.status.as_str()),
+                    ),
+                    (
+                        output::or_absent(g.model_slug.as_deref(), str::to_owned),
+                        Default::default(),
+                    ),
+                    (output::rub(g.cost_rub), Default::default()),
+                    (
+                        output::or_absent(g.created_at.as_ref(), output::time),
+                        Default::default(),
+                    ),
+                    (
+                        shorten(g.prompt.as_deref().unwrap_or(""), 40),
+                        Default::default(),
+                    ),
+                ]);
+            }
+            if table.is_empty() {
+                return writeln!(w, "no generations");
+            }
+            table.write(out, w)
+        })
+        .await
 }
 
 pub async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
@@ -426,28 +420,4 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
     short.push('…');
     short
-}
-
-/// Ctrl-C, listened for from the moment it is made.
-#[derive(Debug)]
-struct Interrupt {
-    #[cfg(unix)]
-    signal: tokio::signal::unix::Signal,
-}
-
-impl Interrupt {
-    fn listen() -> anyhow::Result<Self> {
-        Ok(Self {
-            #[cfg(unix)]
-            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-                .context("while listening for Ctrl-C")?,
-        })
-    }
-
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        self.signal.recv().await;
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await.ok();
-    }
 }

@@ -1,25 +1,23 @@
 //! One module per noun; each `run` takes its parsed arguments and the context.
 
 mod account;
+mod api;
 mod billing;
+mod config;
 mod files;
 mod generations;
+mod mock;
 mod models;
 mod webhooks;
 
 use clap::CommandFactory;
 use mediagen::Client;
-use mediagen_mock_server::MockServer;
 use tokio::sync::OnceCell;
 
-use crate::cli::{Cli, Command, Global, MockArgs};
-use crate::config::{self, Settings};
+use crate::cli::{Cli, Command, Global};
+use crate::config::Settings;
 use crate::error::{Exit, Failure};
 use crate::output::Output;
-
-/// The clock of the mock behind `--mock`: twenty times faster than real time, so a
-/// video that takes two minutes on the service takes six seconds here.
-const EMBEDDED_MOCK_TIME_SCALE: f64 = 20.0;
 
 /// What every command gets: the output, and on first use the settings, the client
 /// and (with `--mock`) the embedded mock.
@@ -29,7 +27,7 @@ pub struct Context {
     global: Global,
     client: OnceCell<Client>,
     // Kept alive for the whole command; its server stops when the context drops.
-    mock: OnceCell<MockServer>,
+    mock: mock::Embedded,
 }
 
 impl Context {
@@ -38,13 +36,13 @@ impl Context {
             out,
             global,
             client: OnceCell::new(),
-            mock: OnceCell::new(),
+            mock: mock::Embedded::default(),
         }
     }
 
     /// The settings in effect: flags, environment, profile.
     pub fn settings(&self) -> anyhow::Result<Settings> {
-        config::resolve(&self.global)
+        crate::config::resolve(&self.global)
     }
 
     /// The client of the service, or of the embedded mock.
@@ -63,8 +61,8 @@ impl Context {
 
     async fn connect(&self, key_required: bool) -> anyhow::Result<Client> {
         let (base_url, api_key) = if self.global.mock {
-            let mock = self.mock.get_or_init(start_embedded_mock).await;
-            (mock.uri(), Some(mock.demo_api_key().to_owned()))
+            let (base_url, api_key) = self.mock.connect().await?;
+            (base_url, Some(api_key))
         } else {
             let settings = self.settings()?;
             // No host is assumed: the key goes only where the user said.
@@ -103,6 +101,11 @@ impl Context {
             };
             (base_url, key)
         };
+        self.client_at(base_url, api_key)
+    }
+
+    /// A client of the service at `base_url`, with this command's retry policy.
+    pub fn client_at(&self, base_url: String, api_key: Option<String>) -> anyhow::Result<Client> {
         let mut builder = Client::builder().base_url(base_url);
         if let Some(api_key) = api_key {
             builder = builder.api_key(api_key);
@@ -113,6 +116,11 @@ impl Context {
             .build()?)
     }
 
+    /// The global options: where the config file is, which profile.
+    pub fn global(&self) -> &Global {
+        &self.global
+    }
+
     /// `mediagen <args>` with the same connection options, for hints.
     pub fn command(&self, args: &str) -> String {
         if self.global.mock {
@@ -121,15 +129,6 @@ impl Context {
             format!("mediagen {args}")
         }
     }
-}
-
-async fn start_embedded_mock() -> MockServer {
-    MockServer::builder()
-        .real_clock(EMBEDDED_MOCK_TIME_SCALE)
-        // `webhooks listen --register` points an endpoint at 127.0.0.1.
-        .config(|config| config.allow_private_webhooks = true)
-        .start()
-        .await
 }
 
 pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
@@ -146,10 +145,12 @@ pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
         Command::Invoices(command) => billing::invoices(&ctx, command).await,
         Command::Account => account::account(&ctx).await,
         Command::Summary(args) => account::summary(&ctx, args).await,
-        Command::Config => account::config(&ctx),
+        Command::Api(args) => api::run(&ctx, args).await,
+        Command::Login => config::login(&ctx).await,
+        Command::Config(args) => config::run(&ctx, args),
         Command::Files(command) => files::run(&ctx, command).await,
         Command::Webhooks(command) => webhooks::run(&ctx, command).await,
-        Command::Mock(args) => mock(args).await,
+        Command::Mock(args) => mock::serve(args).await,
         Command::Completions { shell } => {
             // Written whole and then printed, so a closed pipe is an error and not a panic.
             let mut script = Vec::new();
@@ -157,15 +158,4 @@ pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
             ctx.out.bytes(&script)
         }
     }
-}
-
-/// `mediagen mock`: the mock server in the foreground, as `mediagen-mock` runs it.
-async fn mock(args: MockArgs) -> anyhow::Result<()> {
-    let mut options = args.options;
-    if let Some(port) = args.port {
-        options.listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    let config = mediagen_mock_server::Config::load(args.config.as_deref(), options)
-        .map_err(|err| Failure::new(Exit::Usage, "CONFIG_ERROR", format!("{err:#}")))?;
-    mediagen_mock_server::serve(config).await
 }

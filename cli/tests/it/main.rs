@@ -3,12 +3,16 @@
 // A test binary exports nothing: its helpers are for its own modules.
 #![allow(missing_docs)]
 
+mod api;
 mod areas;
 mod conventions;
 mod exit_codes;
 mod generate;
 mod golden;
+mod jsonl;
+mod profiles;
 mod promises;
+mod verbose;
 mod webhooks;
 
 use std::path::PathBuf;
@@ -81,6 +85,31 @@ impl Setup {
     pub fn client(&self) -> mediagen::Client {
         mediagen::Client::new(self.mock.uri(), &self.key).expect("a client of the mock")
     }
+
+    /// A generation of flux-schnell started through the SDK, to arrange state.
+    pub async fn created(&self, prompt: &str) -> mediagen::CreatedGeneration {
+        self.client()
+            .generations()
+            .create(mediagen::GenerationRequest::new("flux-schnell", prompt))
+            .await
+            .expect("the mock accepts the generation")
+    }
+}
+
+/// The key sent to scripted services (wiremock); its secret part is `secretvalue`.
+pub const SCRIPTED_KEY: &str = "mg_live_scripted_secretvalue";
+
+/// `mediagen` with an empty environment but a scripted service's URL and [`SCRIPTED_KEY`].
+pub fn scripted(server: &wiremock::MockServer, args: &[&str]) -> Command {
+    Command::from_std(scripted_process(server, args))
+}
+
+/// [`scripted`] to run in the [`Background`].
+pub fn scripted_process(server: &wiremock::MockServer, args: &[&str]) -> std::process::Command {
+    let mut cmd = process(args);
+    cmd.env("MEDIAGEN_BASE_URL", server.uri())
+        .env("MEDIAGEN_API_KEY", SCRIPTED_KEY);
+    cmd
 }
 
 /// `mediagen` with nothing in its environment: no key, no config, no colour settings.

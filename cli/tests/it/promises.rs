@@ -7,15 +7,12 @@ use uuid::Uuid;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::{envelope, process, run, scratch, text};
+use crate::{envelope, process, run, scratch, scripted, text};
 
 /// `mediagen` pointed at `server`, with one attempt per request so that failures
 /// end at once.
 fn at(server: &MockServer, args: &[&str]) -> assert_cmd::Command {
-    let mut cmd = process(&[&["--json", "--max-attempts", "1"], args].concat());
-    cmd.env("MEDIAGEN_BASE_URL", server.uri())
-        .env("MEDIAGEN_API_KEY", "mg_live_scripted_secretvalue");
-    assert_cmd::Command::from_std(cmd)
+    scripted(server, &[&["--json", "--max-attempts", "1"], args].concat())
 }
 
 /// Mounts on `server` a create that is accepted, and returns the generation's id.
@@ -206,11 +203,7 @@ async fn a_top_up_answered_500_is_sent_once_and_says_where_to_look() {
         .mount(&server)
         .await;
     // Even with attempts to spare, the top-up is not sent again.
-    let mut cmd = process(&["--json", "topup", "1000"]);
-    cmd.env("MEDIAGEN_BASE_URL", server.uri())
-        .env("MEDIAGEN_API_KEY", "mg_live_scripted_secretvalue");
-
-    let output = run(assert_cmd::Command::from_std(cmd)).await;
+    let output = run(scripted(&server, &["--json", "topup", "1000"])).await;
 
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     let error = envelope(&output);

@@ -1,6 +1,10 @@
 //! `webhooks`: endpoint management against the mock, `verify` on known signatures,
 //! and `listen` receiving real deliveries.
 
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
 use mediagen_mock_server::MockServer;
 use webhook_verify::Webhook;
 
@@ -266,12 +270,7 @@ async fn listen_with_register_receives_a_real_delivery_and_removes_its_endpoint(
     listener.wait_for("registered endpoint").await;
     listening(&mut listener).await;
 
-    let created = setup
-        .client()
-        .generations()
-        .create(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
-        .await
-        .unwrap();
+    let created = setup.created("a fox").await;
     setup.mock.advance(60.0);
     setup.mock.deliveries_settled().await;
 
@@ -334,6 +333,142 @@ async fn listen_with_a_secret_skips_duplicates_rejects_forgeries_and_stops_on_si
     assert!(
         stdout.contains("generation.completed")
             && stdout.contains("7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47"),
+        "{stdout}"
+    );
+}
+
+/// A local app that records each request it gets and answers `status`.
+#[derive(Debug)]
+struct App {
+    url: String,
+    got: Arc<Mutex<Vec<(HeaderMap, Bytes)>>>,
+}
+
+impl App {
+    async fn start(status: StatusCode) -> Self {
+        let got: Arc<Mutex<Vec<(HeaderMap, Bytes)>>> = Arc::default();
+        let record = got.clone();
+        let router = axum::Router::new().fallback(move |headers: HeaderMap, body: Bytes| {
+            let record = record.clone();
+            async move {
+                record.lock().unwrap().push((headers, body));
+                status
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Self { url, got }
+    }
+
+    fn got(&self) -> Vec<(HeaderMap, Bytes)> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+/// The headers of a delivery of `body` signed now with the test secret.
+fn signed(message_id: &str, body: &str) -> HeaderMap {
+    let now = chrono::Utc::now().timestamp();
+    let signature = Webhook::new(SECRET)
+        .unwrap()
+        .sign(message_id, now, body.as_bytes())
+        .unwrap();
+    let mut headers = HeaderMap::new();
+    for (name, value) in [
+        ("webhook-id", message_id.to_owned()),
+        ("webhook-timestamp", now.to_string()),
+        ("webhook-signature", signature),
+        ("content-type", "application/json".to_owned()),
+    ] {
+        headers.insert(name, value.parse().unwrap());
+    }
+    headers
+}
+
+#[tokio::test]
+async fn listen_forwards_each_delivery_byte_for_byte_to_the_apps_whose_events_it_is() {
+    let completed_app = App::start(StatusCode::OK).await;
+    let failed_app = App::start(StatusCode::SERVICE_UNAVAILABLE).await;
+    let every_app = App::start(StatusCode::ACCEPTED).await;
+    let mut listener = Background::spawn(crate::process(&[
+        "--format",
+        "human",
+        "webhooks",
+        "listen",
+        "--port",
+        "0",
+        "--secret",
+        SECRET,
+        "--forward-to",
+        &completed_app.url,
+        "--event",
+        "generation.completed",
+        "--forward-to",
+        &failed_app.url,
+        "-e",
+        "generation.failed",
+        "--forward-to",
+        &every_app.url,
+        "--max-events",
+        "2",
+    ]));
+    let url = listening(&mut listener).await;
+    let completed = r#"{"id":"evt_1","type":"generation.completed","created_at":"2026-11-22T10:00:00.000Z","data":{"generation":{"id":"7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47","status":"SUCCEEDED","media_type":"IMAGE","output_urls":["https://cdn.example/0.png"],"cost_rub":2.5,"completed_at":"2026-11-22T10:00:00.000Z"}}}"#;
+    // Spaces and a final newline: forwarded as they came, never re-encoded.
+    let failed = "{ \"id\": \"evt_2\", \"type\": \"generation.failed\", \"created_at\": \"2026-11-22T10:00:01.000Z\",\n  \"data\": { \"generation\": { \"id\": \"3f6c1a52-8d4e-4b7a-9c21-5e8f0d3b7a19\", \"error_code\": \"timeout\", \"error_message\": \"The provider did not answer in time\", \"failed_at\": \"2026-11-22T10:00:01.000Z\" } } }\n";
+
+    let mut sent = Vec::new();
+    for (message_id, body) in [("msg_1", completed), ("msg_2", failed)] {
+        let headers = signed(message_id, body);
+        let answer = reqwest::Client::new()
+            .post(&url)
+            .headers(headers.clone())
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "the service is answered at once");
+        sent.push((headers, body));
+    }
+    let output = listener.finish().await;
+
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    for (app, (headers, body)) in [(&completed_app, &sent[0]), (&failed_app, &sent[1])] {
+        let got = app.got();
+        assert_eq!(got.len(), 1, "{} gets only its event", app.url);
+        let (got_headers, got_body) = &got[0];
+        assert_eq!(got_body.as_ref(), body.as_bytes(), "byte for byte");
+        for name in [
+            "webhook-id",
+            "webhook-timestamp",
+            "webhook-signature",
+            "content-type",
+        ] {
+            assert_eq!(got_headers.get(name), headers.get(name), "{name}");
+        }
+    }
+    let every: Vec<Bytes> = every_app.got().into_iter().map(|(_, body)| body).collect();
+    assert_eq!(
+        every,
+        [completed, failed],
+        "an app without --event gets every event"
+    );
+    let stdout = text(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].contains("generation.completed")
+            && lines[0].contains(&format!(
+                "→ {} 200 OK · {} 202 Accepted",
+                completed_app.url, every_app.url
+            ))
+            && !lines[0].contains(&failed_app.url),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("generation.failed")
+            && lines[1].contains(&format!("→ {} 503 Service Unavailable", failed_app.url))
+            && !lines[1].contains(&completed_app.url),
         "{stdout}"
     );
 }

@@ -53,8 +53,12 @@ async fn batch_keeps_at_most_five_active_and_reports_each_prompts_result() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.ends_with("7 succeeded, 1 failed\n"), "{stdout}");
     assert!(
-        stdout.contains("#7 generation ") && stdout.contains("content_policy"),
+        stdout.contains("#7 failed: generation ") && stdout.contains("content_policy"),
         "the failed prompt's error: {stdout}"
+    );
+    assert!(
+        !stdout.contains("{ ") && !stdout.contains("Some("),
+        "words for people, never Rust's debug output: {stdout}"
     );
     assert!(!output.status.success(), "a failure is in the exit status");
     let active = stdout.lines().filter_map(|line| {

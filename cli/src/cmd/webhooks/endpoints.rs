@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use mediagen::{EventType, EventTypeFilter, WebhookEndpointRequest, WebhookEndpointUpdate};
 
 use crate::cmd::Context;
@@ -56,28 +56,32 @@ pub async fn create(
 }
 
 pub async fn list(ctx: &Context) -> anyhow::Result<()> {
+    // The service answers this list in one piece, not in pages.
     let endpoints = ctx.client().await?.webhooks().list().await?;
-    ctx.out.emit(&endpoints, |out, w| {
-        if endpoints.is_empty() {
-            return writeln!(w, "no webhook endpoints");
-        }
-        let mut table = Table::new(["ID", "URL", "EVENTS", "STATE", "FAILURES"]);
-        for endpoint in &endpoints {
-            let state = if endpoint.active {
-                "ACTIVE"
-            } else {
-                "DISABLED"
-            };
-            table.styled_row([
-                (endpoint.id.clone(), Default::default()),
-                (endpoint.url.clone(), Default::default()),
-                (filters_text(&endpoint.event_types), Default::default()),
-                (state.to_owned(), output::status_style(state)),
-                (endpoint.failure_count.to_string(), Default::default()),
-            ]);
-        }
-        table.write(out, w)
-    })
+    let endpoints = futures::stream::iter(endpoints.into_iter().map(Ok::<_, mediagen::Error>));
+    ctx.out
+        .list(endpoints, |out, w, endpoints| {
+            if endpoints.is_empty() {
+                return writeln!(w, "no webhook endpoints");
+            }
+            let mut table = Table::new(["ID", "URL", "EVENTS", "STATE", "FAILURES"]);
+            for endpoint in endpoints {
+                let state = if endpoint.active {
+                    "ACTIVE"
+                } else {
+                    "DISABLED"
+                };
+                table.styled_row([
+                    (endpoint.id.clone(), Default::default()),
+                    (endpoint.url.clone(), Default::default()),
+                    (filters_text(&endpoint.event_types), Default::default()),
+                    (state.to_owned(), output::status_style(state)),
+                    (endpoint.failure_count.to_string(), Default::default()),
+                ]);
+            }
+            table.write(out, w)
+        })
+        .await
 }
 
 pub async fn get(ctx: &Context, id: String) -> anyhow::Result<()> {
@@ -203,58 +207,53 @@ pub async fn test(ctx: &Context, id: String, event: Option<String>) -> anyhow::R
 }
 
 pub async fn deliveries(ctx: &Context, id: String, limit: usize) -> anyhow::Result<()> {
-    let attempts: Vec<_> = ctx
-        .client()
-        .await?
-        .webhooks()
-        .deliveries(&id)
-        .take(limit)
-        .try_collect()
-        .await?;
-    ctx.out.emit(&attempts, |out, w| {
-        if attempts.is_empty() {
-            return writeln!(w, "no deliveries");
-        }
-        let mut table = Table::new([
-            "WHEN",
-            "WEBHOOK-ID",
-            "EVENT",
-            "ATTEMPT",
-            "OUTCOME",
-            "STATUS",
-            "MS",
-            "ERROR",
-        ]);
-        for a in &attempts {
-            let outcome = a.outcome.to_string();
-            table.styled_row([
-                (output::time(&a.attempted_at), Default::default()),
-                (a.message_id.to_string(), Default::default()),
-                (
-                    output::or_absent(a.event_type.as_ref(), ToString::to_string),
-                    Default::default(),
-                ),
-                (
-                    output::or_absent(a.attempt, |n| n.to_string()),
-                    Default::default(),
-                ),
-                (
-                    outcome.clone(),
-                    output::status_style(&outcome.to_uppercase()),
-                ),
-                (
-                    output::or_absent(a.response_status, |s| s.to_string()),
-                    Default::default(),
-                ),
-                (
-                    output::or_absent(a.duration_ms, |ms| ms.to_string()),
-                    Default::default(),
-                ),
-                (a.error.clone().unwrap_or_default(), Default::default()),
+    let attempts = ctx.client().await?.webhooks().deliveries(&id);
+    ctx.out
+        .list(attempts.take(limit), |out, w, attempts| {
+            if attempts.is_empty() {
+                return writeln!(w, "no deliveries");
+            }
+            let mut table = Table::new([
+                "WHEN",
+                "WEBHOOK-ID",
+                "EVENT",
+                "ATTEMPT",
+                "OUTCOME",
+                "STATUS",
+                "MS",
+                "ERROR",
             ]);
-        }
-        table.write(out, w)
-    })
+            for a in attempts {
+                let outcome = a.outcome.to_string();
+                table.styled_row([
+                    (output::time(&a.attempted_at), Default::default()),
+                    (a.message_id.to_string(), Default::default()),
+                    (
+                        output::or_absent(a.event_type.as_ref(), ToString::to_string),
+                        Default::default(),
+                    ),
+                    (
+                        output::or_absent(a.attempt, |n| n.to_string()),
+                        Default::default(),
+                    ),
+                    (
+                        outcome.clone(),
+                        output::status_style(&outcome.to_uppercase()),
+                    ),
+                    (
+                        output::or_absent(a.response_status, |s| s.to_string()),
+                        Default::default(),
+                    ),
+                    (
+                        output::or_absent(a.duration_ms, |ms| ms.to_string()),
+                        Default::default(),
+                    ),
+                    (a.error.clone().unwrap_or_default(), Default::default()),
+                ]);
+            }
+            table.write(out, w)
+        })
+        .await
 }
 
 pub async fn redeliver(ctx: &Context, id: String, message_id: uuid::Uuid) -> anyhow::Result<()> {

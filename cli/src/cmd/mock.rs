@@ -1,0 +1,78 @@
+//! The mock of the service inside the command: `--mock` and `mediagen mock`. Both
+//! come with the default cargo feature `mock`; a build without it is smaller, and
+//! there both say where to get the mock instead.
+
+use crate::cli::MockArgs;
+#[cfg(not(feature = "mock"))]
+use crate::error::{Exit, Failure};
+
+/// The clock of the mock behind `--mock`: twenty times faster than real time, so a
+/// video that takes two minutes on the service takes six seconds here.
+#[cfg(feature = "mock")]
+const EMBEDDED_MOCK_TIME_SCALE: f64 = 20.0;
+
+/// The mock behind `--mock`, started on first use; its server stops when this drops.
+#[derive(Debug, Default)]
+pub struct Embedded {
+    #[cfg(feature = "mock")]
+    server: tokio::sync::OnceCell<mediagen_mock_server::MockServer>,
+}
+
+impl Embedded {
+    /// The mock's base URL and its demo user's API key.
+    #[cfg(feature = "mock")]
+    pub async fn connect(&self) -> anyhow::Result<(String, String)> {
+        let mock = self
+            .server
+            .get_or_init(|| {
+                mediagen_mock_server::MockServer::builder()
+                    .real_clock(EMBEDDED_MOCK_TIME_SCALE)
+                    // `webhooks listen --register` points an endpoint at 127.0.0.1.
+                    .config(|config| config.allow_private_webhooks = true)
+                    .start()
+            })
+            .await;
+        Ok((mock.uri(), mock.demo_api_key().to_owned()))
+    }
+
+    /// Refuses: this build has no mock.
+    #[cfg(not(feature = "mock"))]
+    pub async fn connect(&self) -> anyhow::Result<(String, String)> {
+        Err(not_built().into())
+    }
+}
+
+/// `mediagen mock`: the mock server in the foreground, as `mediagen-mock` runs it.
+#[cfg(feature = "mock")]
+pub async fn serve(args: MockArgs) -> anyhow::Result<()> {
+    use crate::error::{Exit, Failure};
+    let mut options = args.options;
+    if let Some(port) = args.port {
+        options.listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let config = mediagen_mock_server::Config::load(args.config.as_deref(), options)
+        .map_err(|err| Failure::new(Exit::Usage, "CONFIG_ERROR", format!("{err:#}")))?;
+    mediagen_mock_server::serve(config).await
+}
+
+/// Refuses: this build has no mock.
+#[cfg(not(feature = "mock"))]
+pub async fn serve(_args: MockArgs) -> anyhow::Result<()> {
+    Err(not_built().into())
+}
+
+/// What a build without the mock says to `--mock` and `mediagen mock`.
+#[cfg(not(feature = "mock"))]
+fn not_built() -> Failure {
+    Failure::new(
+        Exit::Usage,
+        "MOCK_NOT_BUILT",
+        "this mediagen was built without the mock (the cargo feature `mock` is off)",
+    )
+    .hint(
+        "install mediagen with the default features (`cargo install mediagen-cli`), or run \
+         the mock on its own and point --base-url at it: `mediagen-mock` from the \
+         mediagen-mock-server crate (`cargo install mediagen-mock-server`), or `pip install \
+         ./mock-server/python`",
+    )
+}
