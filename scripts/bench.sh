@@ -27,7 +27,9 @@ echo "== mock HTTP throughput (wrk)" >&2
 cargo bench -q -p mediagen-mock-server --bench http >"$logs/http" 2>"$logs/http.err"
 echo "== signed deliveries" >&2
 cargo bench -q -p mediagen-mock-server --bench delivery >"$logs/delivery" 2>"$logs/delivery.err"
-echo "== end to end" >&2
+echo "== mock memory per 100,000 finished generations" >&2
+cargo bench -q -p mediagen-mock-server --bench retention >"$logs/retention" 2>"$logs/retention.err"
+echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
 echo "== CLI start-up" >&2
 cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
@@ -46,6 +48,8 @@ def result(log, key):
 
 ours, std, bare = (median_ns(n) for n in ("webhook-verify", "standardwebhooks-1.0.1", "bare-hmac-sha256"))
 e2e = result("e2e", "e2e")
+steady = result("e2e", "steady")
+retention = result("retention", "retention")
 start = result("startup", "startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
@@ -58,7 +62,13 @@ rows = [
      f"{int(rate):,} per second to a verifying local receiver"),
     (f"end to end: {int(e2e['generations']):,} generations, {int(e2e['users']):,} users, webhooks, clock ×100",
      "`cargo bench -p mediagen --bench e2e`",
-     f"{int(e2e['per_second']):,} generations/s; final state → verified delivery p50 {e2e['p50_ms']} ms, p99 {e2e['p99_ms']} ms; peak memory {e2e['peak_mib']} MiB"),
+     f"{int(e2e['per_second']):,} generations/s (a burst: every create at once); final state → verified delivery p50 {e2e['p50_ms']} ms, p99 {e2e['p99_ms']} ms (queueing included); peak memory {e2e['peak_mib']} MiB"),
+    (f"end to end at a steady rate: half the burst's maximum, {steady['seconds']} s",
+     "`cargo bench -p mediagen --bench e2e` (second run; `MEDIAGEN_BENCH_RATE` sets the rate)",
+     f"offered {int(steady['offered_per_second']):,}/s, achieved {int(steady['achieved_per_second']):,}/s; final state → verified delivery p50 {steady['p50_ms']} ms, p99 {steady['p99_ms']} ms, max {steady['max_ms']} ms; peak memory {steady['peak_mib']} MiB"),
+    (f"mock memory per 100,000 finished generations ({int(retention['generations']):,} in all)",
+     "`cargo bench -p mediagen-mock-server --bench retention`",
+     f"+{retention['bounded_mib_per_100k']} MiB with the default `--retain 20000`; +{retention['unbounded_mib_per_100k']} MiB with no bound"),
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
 ]
