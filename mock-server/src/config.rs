@@ -161,7 +161,9 @@ impl std::str::FromStr for RetainBound {
         };
         match text[..text.len() - 1].parse::<f64>() {
             Ok(n) if n.is_finite() && n > 0.0 => Ok(Self::AgeSecs(n * unit_secs)),
-            _ => Err(format!("`{text}` is not an age above zero such as 30m, 6h or 2d")),
+            _ => Err(format!(
+                "`{text}` is not an age above zero such as 30m, 6h or 2d"
+            )),
         }
     }
 }
@@ -185,16 +187,18 @@ pub struct Retention {
 
 impl Retention {
     fn from_bounds(bounds: &[RetainBound]) -> Self {
-        bounds.iter().fold(Self::default(), |kept, bound| match *bound {
-            RetainBound::Count(n) => Self {
-                count: Some(kept.count.map_or(n, |c| c.min(n))),
-                ..kept
-            },
-            RetainBound::AgeSecs(secs) => Self {
-                age_secs: Some(kept.age_secs.map_or(secs, |a| a.min(secs))),
-                ..kept
-            },
-        })
+        bounds
+            .iter()
+            .fold(Self::default(), |kept, bound| match *bound {
+                RetainBound::Count(n) => Self {
+                    count: Some(kept.count.map_or(n, |c| c.min(n))),
+                    ..kept
+                },
+                RetainBound::AgeSecs(secs) => Self {
+                    age_secs: Some(kept.age_secs.map_or(secs, |a| a.min(secs))),
+                    ..kept
+                },
+            })
     }
 }
 

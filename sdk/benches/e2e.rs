@@ -12,7 +12,13 @@
 //! cargo bench -p mediagen --bench e2e
 //! MEDIAGEN_BENCH_USERS=500 MEDIAGEN_BENCH_PER_USER=5 cargo bench -p mediagen --bench e2e
 //! MEDIAGEN_BENCH_RATE=2000 MEDIAGEN_BENCH_SECONDS=20 cargo bench -p mediagen --bench e2e
+//! MEDIAGEN_BENCH_IN_FLIGHT=2000 cargo bench -p mediagen --bench e2e
 //! ```
+//!
+//! The users share one process and one connection pool, as an integrator's
+//! service would, with at most `MEDIAGEN_BENCH_IN_FLIGHT` (64) creates under way
+//! at once: reqwest bounds idle connections, not open ones, so 2,000 creates at
+//! once would open 2,000 connections and close most of them again.
 //!
 //! Figures: generations per second (the first create to the last delivery), the
 //! latency from a task's final state to its verified delivery at the receiver (p50,
@@ -112,13 +118,15 @@ struct Rig {
     mock: MockServer,
     receiver: Arc<Receiver>,
     clients: Vec<Client>,
+    /// Creates under way at once, across all users.
+    in_flight: Arc<tokio::sync::Semaphore>,
     /// Real time and mock time at one moment, to map final states to real time.
     real_origin: Instant,
     mock_origin: DateTime<Utc>,
 }
 
 impl Rig {
-    async fn start(users: usize) -> Self {
+    async fn start(users: usize, in_flight: usize) -> Self {
         let mock = MockServer::builder()
             .real_clock(SCALE)
             .rate_limits(false)
@@ -136,7 +144,7 @@ impl Rig {
         // One connection pool for every user's client, as one process of an
         // integrator would.
         let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
+            .pool_max_idle_per_host(in_flight)
             .build()
             .unwrap();
         let clients: Vec<Client> = (0..users)
@@ -170,6 +178,7 @@ impl Rig {
             mock,
             receiver,
             clients,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(in_flight)),
             real_origin,
             mock_origin,
         }
@@ -205,7 +214,8 @@ impl Rig {
     }
 }
 
-async fn create(client: &Client, n: usize) -> uuid::Uuid {
+async fn create(client: &Client, in_flight: &tokio::sync::Semaphore, n: usize) -> uuid::Uuid {
+    let _slot = in_flight.acquire().await.unwrap();
     let request = GenerationRequest::new("flux-schnell", format!("a lighthouse, take {n}"));
     client.generations().create(request).await.unwrap().id
 }
@@ -218,10 +228,11 @@ async fn burst(rig: &Rig, per_user: usize) -> f64 {
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for client in rig.clients.iter().cloned() {
+        let in_flight = rig.in_flight.clone();
         tasks.spawn(async move {
             let mut ids = Vec::with_capacity(per_user);
             for n in 0..per_user {
-                ids.push(create(&client, n).await);
+                ids.push(create(&client, &in_flight, n).await);
             }
             ids
         });
@@ -237,8 +248,9 @@ async fn burst(rig: &Rig, per_user: usize) -> f64 {
     let rate = total as f64 / elapsed.as_secs_f64();
     let peak = peak_rss_mib();
     println!(
-        "burst: {total} generations, {} users, clock x{SCALE}",
-        rig.clients.len()
+        "burst: {total} generations, {} users, at most {} creates under way, clock x{SCALE}",
+        rig.clients.len(),
+        rig.in_flight.available_permits()
     );
     println!("  creates done in       {:.2} s", created_in.as_secs_f64());
     println!("  last delivery after   {:.2} s", elapsed.as_secs_f64());
@@ -250,8 +262,9 @@ async fn burst(rig: &Rig, per_user: usize) -> f64 {
     );
     println!("  peak memory (VmHWM)   {peak:.0} MiB");
     println!(
-        "RESULT e2e generations={total} users={} per_second={rate:.0} p50_ms={:.1} p99_ms={:.1} peak_mib={peak:.0}",
+        "RESULT e2e generations={total} users={} in_flight={} per_second={rate:.0} p50_ms={:.1} p99_ms={:.1} peak_mib={peak:.0}",
         rig.clients.len(),
+        rig.in_flight.available_permits(),
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99),
     );
@@ -272,7 +285,8 @@ async fn steady(rig: &Rig, rate: f64, seconds: f64) {
         // An absolute schedule: a late wake-up is caught up, not carried forward.
         tokio::time::sleep_until(started + period.mul_f64(n as f64)).await;
         let client = rig.clients[n % rig.clients.len()].clone();
-        tasks.spawn(async move { create(&client, n).await });
+        let in_flight = rig.in_flight.clone();
+        tasks.spawn(async move { create(&client, &in_flight, n).await });
     }
     let mut ids = Vec::with_capacity(offers);
     while let Some(done) = tasks.join_next().await {
@@ -302,8 +316,9 @@ async fn main() {
     let users = env_number("MEDIAGEN_BENCH_USERS", 2_000);
     let per_user = env_number("MEDIAGEN_BENCH_PER_USER", 5);
     let seconds = env_number("MEDIAGEN_BENCH_SECONDS", 10) as f64;
+    let in_flight = env_number("MEDIAGEN_BENCH_IN_FLIGHT", 64).max(1);
 
-    let rig = Rig::start(users).await;
+    let rig = Rig::start(users, in_flight).await;
     let maximum = burst(&rig, per_user).await;
     let rate = std::env::var("MEDIAGEN_BENCH_RATE")
         .ok()

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, Semaphore};
+use webhook_verify::Webhook;
 
 use super::resolve::{OverrideResolver, SystemResolver};
 
@@ -30,6 +31,9 @@ pub struct Deliverer {
     idle: Notify,
     lanes: Mutex<HashMap<String, Arc<Semaphore>>>,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Each endpoint's signer with the secret it was made from: a secret is
+    /// decoded and keyed once, not at every attempt, and a rotation replaces it.
+    signers: Mutex<HashMap<String, (String, Arc<Webhook>)>>,
 }
 
 impl Default for Deliverer {
@@ -53,6 +57,7 @@ impl Deliverer {
             idle: Notify::new(),
             lanes: Mutex::new(HashMap::new()),
             hosts: Mutex::new(HashMap::new()),
+            signers: Mutex::new(HashMap::new()),
         }
     }
 
@@ -71,6 +76,20 @@ impl Deliverer {
     /// The client for destinations that need no pinned address.
     pub(super) fn client(&self) -> &reqwest::Client {
         &self.client
+    }
+
+    /// The signer of `endpoint_id` for its current `secret`; `None` when the
+    /// secret cannot sign.
+    pub(super) fn signer(&self, endpoint_id: &str, secret: &str) -> Option<Arc<Webhook>> {
+        let mut signers = self.signers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((known, signer)) = signers.get(endpoint_id)
+            && known == secret
+        {
+            return Some(signer.clone());
+        }
+        let signer = Arc::new(Webhook::new(secret).ok()?);
+        signers.insert(endpoint_id.to_owned(), (secret.to_owned(), signer.clone()));
+        Some(signer)
     }
 
     /// The semaphore that bounds the attempts under way for one endpoint.

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use uuid::Uuid;
-use webhook_verify::Webhook;
 
 use crate::contract::shape;
 use crate::domain::address;
@@ -82,7 +81,7 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
             Ok(checked) => checked,
             Err(refused) => return failed(format!("address refused: {refused}")),
         };
-    let Ok(signer) = Webhook::new(&outgoing.secret) else {
+    let Some(signer) = deliverer.signer(&outgoing.endpoint_id, &outgoing.secret) else {
         return failed("the endpoint's secret cannot sign".into());
     };
     // Receivers check the timestamp against their own clock, so it is wall-clock

@@ -240,6 +240,13 @@ impl Ledger {
     /// `available + reserved = credits − kept charges`, the reserve equals the
     /// sum of open reservations, and no task has more than one charge or refund entry.
     pub fn check(&self) -> Result<(), String> {
+        // Open reservations per user, summed in one pass over the charges.
+        let mut open_by_user: HashMap<UserId, Kopecks> = HashMap::new();
+        for (user_id, charge) in self.charges.values() {
+            if let Charge::Reserved(cost) = charge {
+                *open_by_user.entry(*user_id).or_insert(Kopecks::ZERO) += *cost;
+            }
+        }
         for (user_id, account) in &self.accounts {
             if account.available + account.reserved != account.credited - account.kept {
                 return Err(format!(
@@ -247,15 +254,7 @@ impl Ledger {
                     account.available, account.reserved, account.credited, account.kept
                 ));
             }
-            let open: Kopecks = self
-                .charges
-                .values()
-                .filter(|(u, _)| u == user_id)
-                .filter_map(|(_, c)| match c {
-                    Charge::Reserved(cost) => Some(*cost),
-                    _ => None,
-                })
-                .sum();
+            let open = open_by_user.get(user_id).copied().unwrap_or(Kopecks::ZERO);
             if open != account.reserved {
                 return Err(format!(
                     "user {user_id}: reserved {} RUB but open reservations sum to {open} RUB",

@@ -1,6 +1,7 @@
 //! Webhook endpoints, the messages sent to them and every delivery attempt
 //! (service document, Events and the webhook endpoint states).
 
+use bytes::Bytes;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use uuid::Uuid;
@@ -244,7 +245,7 @@ pub struct Message {
     pub event_type: &'static str,
     pub endpoint_id: String,
     pub user_id: UserId,
-    pub payload: Vec<u8>,
+    pub payload: Bytes,
     pub created_at: DateTime<Utc>,
     pub state: MessageState,
     /// Scheduled attempts made so far (manual ones do not use up retries).

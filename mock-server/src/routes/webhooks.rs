@@ -267,7 +267,7 @@ async fn send_test_webhook(
     let body = events::sample(event_type, state.base_url(), &event_id, now);
     let mut store = state.store();
     let bytes = events::body_bytes(&body, store.responses());
-    let message_id = store.enqueue_message(&endpoint, event_type, event_id, bytes, now);
+    let message_id = store.enqueue_message(&endpoint, event_type, event_id, bytes.into(), now);
     let answer = store.message(message_id).map(|m| view::queued(m, now));
     drop(store);
     state.worker_notify().notify_one();

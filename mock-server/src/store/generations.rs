@@ -323,9 +323,9 @@ impl Store {
             return;
         };
         let targets: Vec<Endpoint> = self
-            .endpoints
-            .values()
-            .filter(|e| e.user_id == generation.user_id && e.active && e.subscribed(event_type))
+            .endpoints_of(generation.user_id)
+            .into_iter()
+            .filter(|e| e.active && e.subscribed(event_type))
             .cloned()
             .collect();
         // Most tasks have nobody to tell: the body is made only for those that do.
@@ -334,7 +334,7 @@ impl Store {
         }
         let event_id = webhook::new_event_id();
         let body = events::for_generation(generation, base_url, &event_id, at);
-        let bytes = events::body_bytes(&body, self.responses);
+        let bytes = bytes::Bytes::from(events::body_bytes(&body, self.responses));
         for endpoint in &targets {
             self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
         }

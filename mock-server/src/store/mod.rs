@@ -155,6 +155,9 @@ pub struct Store {
     model_states: HashMap<String, ModelState>,
     requests: VecDeque<LoggedRequest>,
     endpoints: HashMap<String, Endpoint>,
+    /// Endpoint ids per user, oldest first: a task's end finds whom to tell
+    /// without looking at every endpoint.
+    endpoints_by_user: HashMap<UserId, Vec<String>>,
     messages: HashMap<Uuid, Message>,
     /// Message ids, oldest first.
     message_order: Vec<Uuid>,

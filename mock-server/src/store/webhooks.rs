@@ -1,6 +1,7 @@
 //! Webhook endpoints and their messages: the endpoint cap, changes, secret
 //! rotation, the messages queued for delivery and every attempt's record.
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -32,10 +33,12 @@ pub struct EndpointChange {
 pub struct Outgoing {
     /// The endpoint's address.
     pub url: String,
+    /// The endpoint's id, which names its signer.
+    pub endpoint_id: String,
     /// Its current secret: a rotation takes effect at the next attempt.
     pub secret: String,
-    /// The message's body, fixed at creation.
-    pub payload: Vec<u8>,
+    /// The message's body, fixed at creation; shared, not copied, per attempt.
+    pub payload: Bytes,
     /// Whether the response mode is `extra`, which adds a header no receiver knows.
     pub extra_header: bool,
 }
@@ -56,10 +59,7 @@ pub struct AttemptReport {
 impl Store {
     /// Endpoints a user has.
     pub fn endpoint_count(&self, user_id: UserId) -> usize {
-        self.endpoints
-            .values()
-            .filter(|e| e.user_id == user_id)
-            .count()
+        self.endpoints_by_user.get(&user_id).map_or(0, Vec::len)
     }
 
     /// Adds an endpoint, within the cap of the account (counted under the lock, so
@@ -68,6 +68,10 @@ impl Store {
         if self.endpoint_count(endpoint.user_id) >= MAX_ENDPOINTS {
             return Err(EndpointRefusal::TooMany);
         }
+        self.endpoints_by_user
+            .entry(endpoint.user_id)
+            .or_default()
+            .push(endpoint.id.clone());
         self.endpoints.insert(endpoint.id.clone(), endpoint);
         Ok(())
     }
@@ -83,15 +87,14 @@ impl Store {
         self.endpoints.get(id).filter(|e| e.user_id == user_id)
     }
 
-    /// A user's endpoints, oldest first.
+    /// A user's endpoints, oldest first (the order they were added in).
     pub fn endpoints_of(&self, user_id: UserId) -> Vec<&Endpoint> {
-        let mut own: Vec<&Endpoint> = self
-            .endpoints
-            .values()
-            .filter(|e| e.user_id == user_id)
-            .collect();
-        own.sort_by_key(|e| e.created_at);
-        own
+        self.endpoints_by_user
+            .get(&user_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.endpoints.get(id))
+            .collect()
     }
 
     /// Applies `change` to the caller's endpoint; the endpoint as it is after.
@@ -127,6 +130,9 @@ impl Store {
         if self.own_endpoint(user_id, id).is_none() {
             return false;
         }
+        if let Some(ids) = self.endpoints_by_user.get_mut(&user_id) {
+            ids.retain(|own| own != id);
+        }
         self.endpoints.remove(id).is_some()
     }
 
@@ -148,7 +154,7 @@ impl Store {
         endpoint: &Endpoint,
         event_type: &'static str,
         event_id: String,
-        payload: Vec<u8>,
+        payload: Bytes,
         at: DateTime<Utc>,
     ) -> Uuid {
         let id = Uuid::new_v4();
@@ -199,6 +205,7 @@ impl Store {
         match self.endpoints.get(&message.endpoint_id) {
             Some(endpoint) if endpoint.active && (pending || trigger == Trigger::Manual) => {
                 Some(Outgoing {
+                    endpoint_id: endpoint.id.clone(),
                     url: endpoint.url.clone(),
                     secret: endpoint.secret.clone(),
                     payload: message.payload.clone(),
@@ -381,7 +388,7 @@ mod tests {
             &mine,
             "generation.completed",
             "evt_1".into(),
-            b"{}".to_vec(),
+            Bytes::from_static(b"{}"),
             at(0),
         );
         assert!(store.outgoing(id, Trigger::Scheduled).is_some());
@@ -423,7 +430,7 @@ mod tests {
             &mine,
             "generation.failed",
             "evt_2".into(),
-            b"{}".to_vec(),
+            Bytes::from_static(b"{}"),
             at(0),
         );
 
