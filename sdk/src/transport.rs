@@ -558,7 +558,8 @@ impl Shared {
             span.record("request_id", id);
         }
         if status.as_u16() < 400 {
-            if operation.id == "create_generation" {
+            // Reading the body early costs a copy of the answer: only for a subscriber.
+            if operation.id == "create_generation" && !span.is_disabled() {
                 return Attempt::Answer(created_id_recorded(response, &span).await);
             }
             return Attempt::Answer(response);
