@@ -9,6 +9,8 @@
 //! Each round queues the messages at once (5 endpoints of one user) and times
 //! until the receiver has verified all of them.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,16 +45,9 @@ async fn receive(State(receiver): State<Receiver>, headers: HeaderMap, body: Byt
     }
 }
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
-    let messages = env_number("MEDIAGEN_BENCH_MESSAGES", 20_000);
-    let rounds = env_number("MEDIAGEN_BENCH_ROUNDS", 3);
+    let messages = common::env_number("MEDIAGEN_BENCH_MESSAGES", 20_000);
+    let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 3);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -95,7 +90,7 @@ fn main() {
         let app = axum::Router::new().route("/hook", post(receive)).with_state(receiver.clone());
         tokio::spawn(async move { axum::serve(receiver_listener, app).await });
 
-        let payload = serde_json::to_vec(&json!({"id": "evt_bench", "type": "generation.completed", "data": {}})).expect("json");
+        let payload = Bytes::from(serde_json::to_vec(&json!({"id": "evt_bench", "type": "generation.completed", "data": {}})).expect("json"));
         let mut rates = Vec::new();
         for round in 1..=rounds {
             receiver.verified.store(0, Ordering::SeqCst);

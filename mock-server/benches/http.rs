@@ -12,6 +12,8 @@
 //! script, and the clock runs a million times faster, so tasks finish at once
 //! and the concurrency cap does not turn the run into a 429 benchmark.
 
+mod common;
+
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::Command;
@@ -23,13 +25,6 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 const USERS: usize = 2_000;
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 async fn bare_generation() -> Json<Value> {
     Json(json!({
@@ -98,8 +93,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let seconds = env_number("MEDIAGEN_BENCH_SECONDS", 5);
-    let rounds = env_number("MEDIAGEN_BENCH_ROUNDS", 3) as usize;
+    let seconds = common::env_number("MEDIAGEN_BENCH_SECONDS", 5);
+    let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 3) as usize;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

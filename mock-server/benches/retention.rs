@@ -12,18 +12,13 @@
 //! Creates go over HTTP, 1,000 users with five tasks each at a time; the manual
 //! clock then moves a minute so that every task finishes, and the next round starts.
 
+mod common;
+
 use mediagen_mock_server::config::Retention;
 use mediagen_mock_server::{Config, MockServer};
 
 const USERS: usize = 1_000;
 const PER_ROUND: usize = 5;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Resident memory now, in MiB.
 fn rss_mib() -> f64 {
@@ -88,7 +83,8 @@ async fn growth(retention: Retention, total: usize) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let total = env_number("MEDIAGEN_BENCH_GENERATIONS", 300_000).max(USERS * PER_ROUND * 5);
+    let total =
+        common::env_number("MEDIAGEN_BENCH_GENERATIONS", 300_000).max(USERS * PER_ROUND * 5);
     let default = Config::default().retention;
     let bounded = growth(default, total).await;
     let unbounded = growth(Retention::default(), total).await;

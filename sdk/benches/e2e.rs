@@ -229,8 +229,8 @@ async fn burst_round(rig: &Rig, per_user: usize) -> (f64, Vec<f64>) {
     let already = rig.receiver.arrivals.lock().unwrap().len();
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
-    for client in rig.clients.iter().cloned() {
-        let in_flight = rig.in_flight.clone();
+    for client in &rig.clients {
+        let (client, in_flight) = (client.clone(), rig.in_flight.clone());
         tasks.spawn(async move {
             let mut ids = Vec::with_capacity(per_user);
             for n in 0..per_user {

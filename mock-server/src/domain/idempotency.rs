@@ -46,7 +46,7 @@ pub enum Begin {
 #[derive(Debug, Default)]
 pub struct Idempotency {
     keys: HashMap<(UserId, String), Entry>,
-    pruned_at: Option<DateTime<Utc>>,
+    pruned: super::EveryMinute,
 }
 
 impl Idempotency {
@@ -85,13 +85,9 @@ impl Idempotency {
     /// Forgets keys past their 24 hours, so the map does not grow without
     /// bound; at most once a minute of the clock.
     pub fn prune(&mut self, now: DateTime<Utc>) {
-        if self
-            .pruned_at
-            .is_some_and(|at| now < at + Duration::seconds(60))
-        {
+        if !self.pruned.due(now) {
             return;
         }
-        self.pruned_at = Some(now);
         self.keys.retain(|_, entry| match entry {
             Entry::InFlight => true,
             Entry::Done { at, .. } => now < *at + Duration::hours(KEPT_HOURS),

@@ -17,5 +17,24 @@ pub mod rate_limit;
 pub mod requisites;
 pub mod webhook;
 
+/// A clean-up that runs at most once a minute of the mock's clock, so that
+/// keeping a map bounded costs no scan per request.
+#[derive(Debug, Default)]
+pub struct EveryMinute(Option<chrono::DateTime<chrono::Utc>>);
+
+impl EveryMinute {
+    /// Whether the clean-up is due at `now`; if so, it counts as done.
+    pub fn due(&mut self, now: chrono::DateTime<chrono::Utc>) -> bool {
+        if self
+            .0
+            .is_some_and(|at| now < at + chrono::Duration::seconds(60))
+        {
+            return false;
+        }
+        self.0 = Some(now);
+        true
+    }
+}
+
 /// Users are identified by a UUID.
 pub type UserId = uuid::Uuid;

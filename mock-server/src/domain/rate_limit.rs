@@ -131,7 +131,7 @@ pub struct RateLimiter {
     /// Windows by limit name, then by subject: a request that finds its window
     /// looks it up by `&str` and allocates nothing.
     windows: HashMap<&'static str, HashMap<String, Window>>,
-    pruned_at: Option<DateTime<Utc>>,
+    pruned: super::EveryMinute,
 }
 
 impl RateLimiter {
@@ -213,13 +213,9 @@ impl RateLimiter {
     /// Forgets windows that have closed, so the map does not grow without bound
     /// (one window per address and per user); at most once a minute of the clock.
     pub fn prune(&mut self, now: DateTime<Utc>) {
-        if self
-            .pruned_at
-            .is_some_and(|at| now < at + Duration::seconds(60))
-        {
+        if !self.pruned.due(now) {
             return;
         }
-        self.pruned_at = Some(now);
         for (name, subjects) in &mut self.windows {
             let secs = [GENERAL, MAGIC_LINK, FILES, INVOICE_DOCUMENTS, TOPUP]
                 .iter()
