@@ -24,6 +24,11 @@ const PYTHON_SIGNATURE: &str =
 const PYTHON_BODY: &[u8] = br#"{"type":"contact.created"}"#;
 const PYTHON_TS: i64 = 1_674_087_231;
 
+/// The `webhook-signature` value `key` gives `BODY` from `MSG_ID` at `NOW`.
+fn signed_by(key: &str) -> String {
+    Webhook::new(key).unwrap().sign(MSG_ID, NOW, BODY).unwrap()
+}
+
 fn verify(receiver: &Webhook, header: &str) -> Result<(), WebhookError> {
     receiver.verify_parts_at(BODY, MSG_ID, &NOW.to_string(), header, NOW)
 }
@@ -60,14 +65,8 @@ fn independent_signature_verifies_with_the_public_key() {
 
 #[test]
 fn seed_and_keypair_forms_sign_identically() {
-    let from_seed = Webhook::new(RFC_SEED_KEY)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
-    let from_pair = Webhook::new(RFC_PAIR_KEY)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
+    let from_seed = signed_by(RFC_SEED_KEY);
+    let from_pair = signed_by(RFC_PAIR_KEY);
     assert_eq!(from_seed, from_pair);
 }
 
@@ -96,10 +95,7 @@ fn tampered_body_fails_v1a() {
 
 #[test]
 fn another_public_key_rejects_the_signature() {
-    let header = Webhook::new(RFC_PAIR_KEY)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
+    let header = signed_by(RFC_PAIR_KEY);
     let stranger = Webhook::new(&Webhook::generate_ed25519_key()).unwrap();
     let receiver = Webhook::new(&stranger.public_keys()[0]).unwrap();
     assert_eq!(
@@ -125,14 +121,8 @@ fn mixed_header_verifies_for_hmac_and_ed25519_receivers() {
 
 #[test]
 fn hmac_receiver_ignores_v1a_entries_and_ed25519_receiver_ignores_v1() {
-    let v1 = Webhook::new(SECRET)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
-    let v1a = Webhook::new(RFC_PAIR_KEY)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
+    let v1 = signed_by(SECRET);
+    let v1a = signed_by(RFC_PAIR_KEY);
     assert_eq!(
         verify(&Webhook::new(SECRET).unwrap(), &v1a),
         Err(WebhookError::InvalidSignature)
@@ -144,16 +134,42 @@ fn hmac_receiver_ignores_v1a_entries_and_ed25519_receiver_ignores_v1() {
 }
 
 #[test]
+fn entries_of_the_other_scheme_mixed_in_are_skipped() {
+    let v1 = signed_by(SECRET);
+    let v1a = signed_by(RFC_PAIR_KEY);
+    let mac = v1.trim_start_matches("v1,");
+    let ed = v1a.trim_start_matches("v1a,");
+
+    // Each scheme's signature under the other's version, then a garbled entry of
+    // the right scheme, then the valid one.
+    let for_hmac = format!("v1a,{mac} v1,{ed} {v1a} v1,{} {v1}", "A".repeat(44));
+    assert_eq!(verify(&Webhook::new(SECRET).unwrap(), &for_hmac), Ok(()));
+    let for_ed25519 = format!("v1,{ed} v1a,{mac} {v1} v1a,{} {v1a}", "A".repeat(88));
+    assert_eq!(
+        verify(&Webhook::new(RFC_PUBLIC_KEY).unwrap(), &for_ed25519),
+        Ok(())
+    );
+
+    // Without the valid entry of its own scheme, neither receiver is fooled.
+    let swapped = format!("v1a,{mac} v1,{ed}");
+    for receiver in [SECRET, RFC_PUBLIC_KEY] {
+        assert_eq!(
+            verify(&Webhook::new(receiver).unwrap(), &swapped),
+            Err(WebhookError::InvalidSignature),
+            "{receiver}"
+        );
+    }
+    let both = Webhook::from_secrets([RFC_PUBLIC_KEY, SECRET]).unwrap();
+    assert_eq!(verify(&both, &swapped), Err(WebhookError::InvalidSignature));
+    assert_eq!(verify(&both, &format!("{swapped} {v1}")), Ok(()));
+    assert_eq!(verify(&both, &format!("{swapped} {v1a}")), Ok(()));
+}
+
+#[test]
 fn receiver_trusting_several_keys_accepts_any() {
     let receiver = Webhook::from_secrets([SECRET, RFC_PUBLIC_KEY]).unwrap();
-    let v1 = Webhook::new(SECRET)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
-    let v1a = Webhook::new(RFC_PAIR_KEY)
-        .unwrap()
-        .sign(MSG_ID, NOW, BODY)
-        .unwrap();
+    let v1 = signed_by(SECRET);
+    let v1a = signed_by(RFC_PAIR_KEY);
     assert_eq!(verify(&receiver, &v1), Ok(()));
     assert_eq!(verify(&receiver, &v1a), Ok(()));
 }

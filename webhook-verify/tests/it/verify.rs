@@ -10,6 +10,12 @@ fn signature_at(timestamp: i64) -> String {
     webhook().sign(MSG_ID, timestamp, BODY).unwrap()
 }
 
+/// Verifies `BODY` from `MSG_ID`, sent and received at `NOW`, against a whole
+/// `webhook-signature` value.
+fn verify_signature_header(header: &str) -> Result<(), WebhookError> {
+    webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), header, NOW)
+}
+
 fn verify_at(signed_at: i64, now: i64) -> Result<(), WebhookError> {
     webhook().verify_parts_at(
         BODY,
@@ -173,7 +179,7 @@ fn signature_made_with_another_secret_is_rejected() {
     let other = Webhook::new(&Webhook::generate_secret()).unwrap();
     let sig = other.sign(MSG_ID, NOW, BODY).unwrap();
     assert_eq!(
-        webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &sig, NOW),
+        verify_signature_header(&sig),
         Err(WebhookError::InvalidSignature)
     );
 }
@@ -184,17 +190,111 @@ fn any_one_valid_entry_among_several_passes() {
     let header = format!(
         "v1,tFtCZ5RDCPxzWQRWXWPgrCgE2frDBe9gjpbWQxnVfsQ= v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q= {valid} v1,9DfC1c3eeOrXB6w/5dIDydLNQaEyww5KalE5jLBZucE="
     );
-    assert_eq!(
-        webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &header, NOW),
-        Ok(())
+    assert_eq!(verify_signature_header(&header), Ok(()));
+}
+
+#[test]
+fn only_the_last_of_several_entries_matching_passes() {
+    let valid = signature_at(NOW);
+    let other = Webhook::new(&Webhook::generate_secret()).unwrap();
+    let header = format!(
+        "{} {} {valid}",
+        other.sign(MSG_ID, NOW, BODY).unwrap(),
+        other.sign(MSG_ID, NOW + 1, BODY).unwrap()
     );
+    assert_eq!(verify_signature_header(&header), Ok(()));
+}
+
+#[test]
+fn entries_decoding_to_the_wrong_length_are_skipped() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+
+    let valid = signature_at(NOW);
+    let digest = valid.trim_start_matches("v1,");
+    for wrong in [
+        STANDARD.encode([7; 31]),
+        STANDARD.encode([7; 33]),
+        // An ed25519 signature's length, under the HMAC version.
+        STANDARD.encode([7; 64]),
+        digest.trim_end_matches('=').to_owned(),
+        format!("{digest}AAAA"),
+    ] {
+        let alone = format!("v1,{wrong}");
+        assert_eq!(
+            verify_signature_header(&alone),
+            Err(WebhookError::InvalidSignature),
+            "{alone}"
+        );
+        let before_valid = format!("v1,{wrong} {valid}");
+        assert_eq!(
+            verify_signature_header(&before_valid),
+            Ok(()),
+            "{before_valid}"
+        );
+    }
+}
+
+#[test]
+fn entries_that_are_not_base64_are_skipped() {
+    let valid = signature_at(NOW);
+    let digest = valid.trim_start_matches("v1,");
+    // The digest in the URL-safe alphabet, with a stray character, and with a
+    // tab: each 44 characters long, so only the decoding can tell.
+    let url_safe = digest.replace('+', "-").replace('/', "_");
+    let with_bang = format!("!{}", &digest[1..]);
+    let with_tab = format!("{}\t{}", &digest[..20], &digest[21..]);
+    for garbled in [
+        url_safe,
+        with_bang,
+        with_tab,
+        "=".repeat(44),
+        "é".repeat(22),
+    ] {
+        let header = format!("v1,{garbled} {valid}");
+        assert_eq!(verify_signature_header(&header), Ok(()), "{header}");
+        // (The URL-safe form is the digest itself when it has no `+` or `/`.)
+        if garbled != digest {
+            let alone = format!("v1,{garbled}");
+            assert_eq!(
+                verify_signature_header(&alone),
+                Err(WebhookError::InvalidSignature),
+                "{alone}"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_spaces_separate_entries() {
+    let valid = signature_at(NOW);
+    for header in [
+        format!("v1,AAAA\t{valid}"),
+        format!("{valid}\tv1,AAAA"),
+        format!("v1,AAAA,{valid}"),
+        format!("{valid},v1,AAAA"),
+        format!("\t{valid}"),
+    ] {
+        assert_eq!(
+            verify_signature_header(&header),
+            Err(WebhookError::InvalidSignature),
+            "{header:?}"
+        );
+    }
+    for header in [
+        format!(" {valid}"),
+        format!("{valid} "),
+        format!("v1,AAAA    {valid}"),
+    ] {
+        assert_eq!(verify_signature_header(&header), Ok(()), "{header:?}");
+    }
 }
 
 #[test]
 fn several_entries_none_valid_are_rejected() {
     let header = "v1,tFtCZ5RDCPxzWQRWXWPgrCgE2frDBe9gjpbWQxnVfsQ= v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q=";
     assert_eq!(
-        webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), header, NOW),
+        verify_signature_header(header),
         Err(WebhookError::InvalidSignature)
     );
 }
@@ -207,10 +307,7 @@ fn unknown_versions_and_malformed_entries_are_skipped() {
         "v2,{digest} v1 ,{digest} garbage v1,!!! v1,{} {valid}",
         &digest[..8]
     );
-    assert_eq!(
-        webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &header, NOW),
-        Ok(())
-    );
+    assert_eq!(verify_signature_header(&header), Ok(()));
 }
 
 #[test]
@@ -223,7 +320,7 @@ fn valid_digest_under_an_unknown_version_is_not_accepted() {
         digest.clone(),
     ] {
         assert_eq!(
-            webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &header, NOW),
+            verify_signature_header(&header),
             Err(WebhookError::InvalidSignature),
             "{header}"
         );
@@ -242,7 +339,7 @@ fn truncated_or_unpadded_signatures_are_rejected() {
         valid[..valid.len() - 4].to_owned(),
     ] {
         assert_eq!(
-            webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &header, NOW),
+            verify_signature_header(&header),
             Err(WebhookError::InvalidSignature),
             "{header}"
         );
@@ -252,10 +349,7 @@ fn truncated_or_unpadded_signatures_are_rejected() {
 #[test]
 fn extra_spaces_between_entries_are_tolerated() {
     let header = format!("  v1,AAAA   {}  ", signature_at(NOW));
-    assert_eq!(
-        webhook().verify_parts_at(BODY, MSG_ID, &NOW.to_string(), &header, NOW),
-        Ok(())
-    );
+    assert_eq!(verify_signature_header(&header), Ok(()));
 }
 
 #[test]
@@ -345,6 +439,70 @@ mod with_header_map {
                 Err(WebhookError::InvalidHeader(name))
             );
         }
+    }
+
+    #[test]
+    fn missing_and_repeated_headers_are_reported_id_then_signature_then_timestamp() {
+        let sig = signature_at(NOW);
+        let ts = NOW.to_string();
+        let mut no_id_no_signature = headers(MSG_ID, &ts, &sig);
+        no_id_no_signature.remove(HEADER_WEBHOOK_ID);
+        no_id_no_signature.remove(HEADER_WEBHOOK_SIGNATURE);
+        assert_eq!(
+            webhook().verify_at(BODY, &no_id_no_signature, NOW),
+            Err(WebhookError::MissingHeader(HEADER_WEBHOOK_ID))
+        );
+
+        let mut repeated_id_no_signature = headers(MSG_ID, &ts, &sig);
+        repeated_id_no_signature.append(HEADER_WEBHOOK_ID, MSG_ID.parse().unwrap());
+        repeated_id_no_signature.remove(HEADER_WEBHOOK_SIGNATURE);
+        assert_eq!(
+            webhook().verify_at(BODY, &repeated_id_no_signature, NOW),
+            Err(WebhookError::InvalidHeader(HEADER_WEBHOOK_ID))
+        );
+
+        let mut no_signature_repeated_timestamp = headers(MSG_ID, &ts, &sig);
+        no_signature_repeated_timestamp.remove(HEADER_WEBHOOK_SIGNATURE);
+        no_signature_repeated_timestamp.append(HEADER_WEBHOOK_TIMESTAMP, ts.parse().unwrap());
+        assert_eq!(
+            webhook().verify_at(BODY, &no_signature_repeated_timestamp, NOW),
+            Err(WebhookError::MissingHeader(HEADER_WEBHOOK_SIGNATURE))
+        );
+
+        let mut no_timestamp_bad_signature = headers(MSG_ID, &ts, "v1,AAAA");
+        no_timestamp_bad_signature.remove(HEADER_WEBHOOK_TIMESTAMP);
+        assert_eq!(
+            webhook().verify_at(BODY, &no_timestamp_bad_signature, NOW),
+            Err(WebhookError::MissingHeader(HEADER_WEBHOOK_TIMESTAMP))
+        );
+    }
+
+    #[test]
+    fn webhook_headers_are_found_among_many_others() {
+        let mut h = http::HeaderMap::new();
+        for (name, value) in [
+            ("host", "hooks.example.com"),
+            ("content-type", "application/json"),
+            ("x-webhook-id", "msg_other"),
+            ("webhook-idx", "msg_other"),
+            ("webhook-i", "msg_other"),
+        ] {
+            h.insert(name, value.parse().unwrap());
+        }
+        h.insert(HEADER_WEBHOOK_SIGNATURE, signature_at(NOW).parse().unwrap());
+        h.insert("svix-signature", "v1,AAAA".parse().unwrap());
+        h.insert(HEADER_WEBHOOK_TIMESTAMP, NOW.into());
+        h.insert("user-agent", "Svix-Webhooks/1.62.0".parse().unwrap());
+        h.insert(HEADER_WEBHOOK_ID, MSG_ID.parse().unwrap());
+        assert_eq!(webhook().verify_at(BODY, &h, NOW), Ok(()));
+    }
+
+    #[test]
+    fn valid_entry_in_the_first_of_repeated_signature_headers_counts() {
+        let mut h = headers(MSG_ID, &NOW.to_string(), &signature_at(NOW));
+        h.append(HEADER_WEBHOOK_SIGNATURE, "v1,AAAA".parse().unwrap());
+        h.append(HEADER_WEBHOOK_SIGNATURE, "v2,AAAA".parse().unwrap());
+        assert_eq!(webhook().verify_at(BODY, &h, NOW), Ok(()));
     }
 
     #[test]
