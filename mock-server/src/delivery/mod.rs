@@ -55,10 +55,12 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let clock_started = Instant::now();
     let report = send(state, message_id, &outgoing).await;
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let retry = state
-        .store()
-        .record_attempt(message_id, trigger, started_at, duration_ms, report);
-    if retry.is_some() {
+    let wake = {
+        let mut store = state.store();
+        store.record_attempt(message_id, trigger, started_at, duration_ms, report);
+        store.worker_wake_needed()
+    };
+    if wake {
         state.worker_notify().notify_one();
     }
 }

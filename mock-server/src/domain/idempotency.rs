@@ -3,12 +3,11 @@
 //! Keys are per user and kept 24 hours (the contract's design). A key whose
 //! first request failed is released, so the client may retry with it.
 
-use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use super::UserId;
+use super::{FastMap, UserId};
 
 const KEPT_HOURS: i64 = 24;
 
@@ -45,7 +44,7 @@ pub enum Begin {
 
 #[derive(Debug, Default)]
 pub struct Idempotency {
-    keys: HashMap<(UserId, String), Entry>,
+    keys: FastMap<(UserId, String), Entry>,
     pruned: super::EveryMinute,
 }
 

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::UserId;
+use super::{FastMap, UserId};
 use super::money::Kopecks;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -68,8 +68,8 @@ pub enum LedgerError {
 
 #[derive(Debug, Default)]
 pub struct Ledger {
-    accounts: HashMap<UserId, Account>,
-    charges: HashMap<Uuid, (UserId, Charge)>,
+    accounts: FastMap<UserId, Account>,
+    charges: FastMap<Uuid, (UserId, Charge)>,
     /// Oldest first; the oldest are forgotten beyond the retention bounds.
     entries: VecDeque<Entry>,
 }

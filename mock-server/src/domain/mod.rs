@@ -36,5 +36,10 @@ impl EveryMinute {
     }
 }
 
+/// The maps of the store: every request looks keys up in several of them, and
+/// foldhash hashes a UUID or a short string several times faster than SipHash.
+/// Seeded per map, as the standard one is.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Users are identified by a UUID.
 pub type UserId = uuid::Uuid;

@@ -6,9 +6,9 @@
 //! the reset. Times stay on the mock's clock here; a client waits in real
 //! seconds, so the edge turns them into real seconds with [`edge_seconds`].
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Duration, Utc};
+
+use super::FastMap;
 
 /// A limit of `max` requests per `window_secs` seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +130,7 @@ struct Window {
 pub struct RateLimiter {
     /// Windows by limit name, then by subject: a request that finds its window
     /// looks it up by `&str` and allocates nothing.
-    windows: HashMap<&'static str, HashMap<String, Window>>,
+    windows: FastMap<&'static str, FastMap<String, Window>>,
     pruned: super::EveryMinute,
 }
 

@@ -292,6 +292,10 @@ async fn create_topup(
             retry_after: window.retry_after(scale),
         }))
     };
+    // A top-up that pays itself (auto-pay) is a job the worker may not expect yet.
+    if result.is_ok() && state.store().worker_wake_needed() {
+        state.worker_notify().notify_one();
+    }
     let mut response = match result {
         Ok(value) => (StatusCode::CREATED, Json(value)).into_response(),
         Err(error) => error.into_response(),

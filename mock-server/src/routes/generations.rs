@@ -36,12 +36,12 @@ pub fn router() -> Router<AppState> {
 
 /// Validates a create or estimate body and prices it: schema (rule 3), the
 /// model (rule 4), its state (rule 9), its params, then the cost.
-fn prepare(
-    state: &AppState,
+fn prepare<'a>(
+    state: &'a AppState,
     headers: &HeaderMap,
     body: std::result::Result<Bytes, BytesRejection>,
     schema: &str,
-) -> Result<CreateRequest> {
+) -> Result<CreateRequest<'a>> {
     let value = json_body(state, headers, body, schema)?;
     let slug = value["modelSlug"].as_str().unwrap_or_default();
     let model = state
@@ -51,14 +51,13 @@ fn prepare(
             ApiError::not_found(format!(
                 "Model '{slug}' not found; GET /v1/catalog/ lists the models"
             ))
-        })?
-        .clone();
-    match state.store().model_state(slug).in_force(&model) {
+        })?;
+    match state.store().model_state(slug).in_force(model) {
         ModelState::Available => {}
-        ModelState::Disabled => return Err(ApiError::ModelNotAvailable(model.slug)),
-        ModelState::Withdrawn => return Err(ApiError::ModelUnavailable(model.slug)),
-        ModelState::CircuitOpen => return Err(ApiError::UpstreamCircuitOpen(model.slug)),
-        ModelState::MarginGuard => return Err(ApiError::MarginGuard(model.slug)),
+        ModelState::Disabled => return Err(ApiError::ModelNotAvailable(model.slug.clone())),
+        ModelState::Withdrawn => return Err(ApiError::ModelUnavailable(model.slug.clone())),
+        ModelState::CircuitOpen => return Err(ApiError::UpstreamCircuitOpen(model.slug.clone())),
+        ModelState::MarginGuard => return Err(ApiError::MarginGuard(model.slug.clone())),
         ModelState::PricingMissing => {
             return Err(ApiError::Validation {
                 message: PRICING_MISSING.into(),
@@ -172,10 +171,16 @@ fn create_now(
     if let Some(error) = request.magic.http.clone() {
         return Err(ApiError::Injected(error));
     }
-    let accepted = state
-        .store()
-        .create_generation(user_id, request, state.now(), state.config().queue_seconds)
-        .map_err(|refusal| match refusal {
+    let (created, wake) = {
+        let mut store = state.store();
+        let created =
+            store.create_generation(user_id, request, state.now(), state.config().queue_seconds);
+        (created, store.worker_wake_needed())
+    };
+    if wake {
+        state.worker_notify().notify_one();
+    }
+    let accepted = created.map_err(|refusal| match refusal {
             // Rule 5: no retry-after, since only a task ending frees a slot.
             CreateRefusal::TooManyActive => ApiError::RateLimited {
                 message: refusal.to_string(),
@@ -198,7 +203,6 @@ fn create_now(
                 streak,
             },
         })?;
-    state.worker_notify().notify_one();
     Ok(accepted)
 }
 

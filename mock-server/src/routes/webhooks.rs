@@ -269,8 +269,11 @@ async fn send_test_webhook(
     let bytes = events::body_bytes(&body, store.responses());
     let message_id = store.enqueue_message(&endpoint, event_type, event_id, bytes.into(), now);
     let answer = store.message(message_id).map(|m| view::queued(m, now));
+    let wake = store.worker_wake_needed();
     drop(store);
-    state.worker_notify().notify_one();
+    if wake {
+        state.worker_notify().notify_one();
+    }
     answer
         .map(|queued| (StatusCode::ACCEPTED, Json(queued)))
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("queued message {message_id} vanished")))

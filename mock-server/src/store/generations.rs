@@ -22,11 +22,12 @@ use crate::domain::outcome::MagicPrompt;
 use crate::domain::webhook::{self, Endpoint};
 use crate::wire::events;
 
-/// What a create request asks, once validated and priced.
+/// What a create request asks, once validated and priced; the model is the
+/// catalogue's own, not a copy.
 #[derive(Debug, Clone)]
-pub struct CreateRequest {
+pub struct CreateRequest<'m> {
     /// The model.
-    pub model: Model,
+    pub model: &'m Model,
     /// The prompt.
     pub prompt: String,
     /// The model's params.
@@ -57,7 +58,7 @@ impl Store {
     pub fn create_generation(
         &mut self,
         user_id: UserId,
-        request: CreateRequest,
+        request: CreateRequest<'_>,
         now: DateTime<Utc>,
         queue_seconds: f64,
     ) -> Result<Accepted, CreateRefusal> {
@@ -66,7 +67,7 @@ impl Store {
         }
         if let Some(streak) = self.moderation.blocked(user_id, &request.model.slug, now) {
             return Err(CreateRefusal::ModerationBlocked {
-                model_slug: request.model.slug,
+                model_slug: request.model.slug.clone(),
                 streak,
             });
         }
@@ -221,12 +222,20 @@ impl Store {
             }
         }
         self.forget_ended(now);
+        self.jobs.plan();
         (deliveries, self.jobs.next_due())
     }
 
     /// When the next job is due, if any.
     pub fn next_job_due(&self) -> Option<DateTime<Utc>> {
         self.jobs.next_due()
+    }
+
+    /// Whether the worker must be woken for a job due before it means to look
+    /// (it looks at the next job's time after each pass); asked after
+    /// scheduling, under the same lock.
+    pub fn worker_wake_needed(&mut self) -> bool {
+        self.jobs.wake_needed()
     }
 
     fn apply(&mut self, job: Job, base_url: &str) {
@@ -347,11 +356,10 @@ pub(crate) mod tests {
     use crate::domain::catalog::Catalog;
     use crate::store::tests::{at, with_user};
 
-    pub(crate) fn request(prompt: &str, rub: f64) -> CreateRequest {
-        let model = Catalog::default_catalog()
-            .get("flux-schnell")
-            .unwrap()
-            .clone();
+    pub(crate) fn request(prompt: &str, rub: f64) -> CreateRequest<'static> {
+        static CATALOG: std::sync::LazyLock<Catalog> =
+            std::sync::LazyLock::new(Catalog::default_catalog);
+        let model = CATALOG.get("flux-schnell").unwrap();
         CreateRequest {
             model,
             prompt: prompt.to_owned(),

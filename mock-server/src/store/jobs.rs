@@ -36,6 +36,9 @@ pub(super) struct Job {
 pub(super) struct Jobs {
     heap: BinaryHeap<Reverse<Job>>,
     next_seq: u64,
+    /// When the worker means to look next, as of its last pass; `None` when it
+    /// has nothing planned (or has not run yet).
+    planned: Option<DateTime<Utc>>,
 }
 
 impl Jobs {
@@ -61,12 +64,49 @@ impl Jobs {
     pub(super) fn next_due(&self) -> Option<DateTime<Utc>> {
         self.heap.peek().map(|Reverse(job)| job.due)
     }
+
+    /// The worker ends a pass and will look again at the next job's time.
+    pub(super) fn plan(&mut self) {
+        self.planned = self.next_due();
+    }
+
+    /// Whether a job is due before the worker means to look; if so, the worker
+    /// is about to be woken and now plans for it. A create whose task starts
+    /// after others already waiting wakes nobody.
+    pub(super) fn wake_needed(&mut self) -> bool {
+        match (self.next_due(), self.planned) {
+            (Some(due), Some(planned)) if due >= planned => false,
+            (None, _) => false,
+            (Some(due), _) => {
+                self.planned = Some(due);
+                true
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::tests::at;
+
+    #[test]
+    fn the_worker_is_woken_only_for_a_job_due_before_its_plan() {
+        let mut jobs = Jobs::default();
+        jobs.schedule(at(10), Uuid::new_v4(), JobKind::Start);
+        assert!(jobs.wake_needed(), "a worker with no plan is woken");
+        jobs.schedule(at(12), Uuid::new_v4(), JobKind::Start);
+        assert!(!jobs.wake_needed(), "it looks at 10 anyway");
+        jobs.schedule(at(5), Uuid::new_v4(), JobKind::Deliver);
+        assert!(jobs.wake_needed(), "5 comes before its plan");
+        assert!(!jobs.wake_needed(), "and only once");
+
+        while jobs.pop_due(at(10)).is_some() {}
+        jobs.plan();
+        assert_eq!(jobs.planned, Some(at(12)));
+        jobs.schedule(at(11), Uuid::new_v4(), JobKind::Start);
+        assert!(jobs.wake_needed());
+    }
 
     #[test]
     fn jobs_come_out_by_due_time_then_in_the_order_they_were_scheduled() {

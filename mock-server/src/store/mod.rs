@@ -15,7 +15,7 @@ mod jobs;
 mod retention;
 mod webhooks;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -27,7 +27,7 @@ pub use generations::CreateRequest;
 pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
 
 use crate::config::{Responses, Retention};
-use crate::domain::UserId;
+use crate::domain::{FastMap, UserId};
 use crate::domain::auth::{self, IssuedKey, Scope, StoredKey};
 use crate::domain::billing::{Invoice, Topup};
 use crate::domain::catalog::ModelState;
@@ -140,32 +140,32 @@ pub struct KeyView {
 /// operation of this type.
 #[derive(Debug, Default)]
 pub struct Store {
-    users: HashMap<UserId, User>,
-    keys: HashMap<String, StoredKey>,
-    generations: HashMap<Uuid, Generation>,
+    users: FastMap<UserId, User>,
+    keys: FastMap<String, StoredKey>,
+    generations: FastMap<Uuid, Generation>,
     /// Active tasks per user, kept current on every transition so that the
     /// concurrency check does not scan a user's history.
-    active: HashMap<UserId, usize>,
+    active: FastMap<UserId, usize>,
     ledger: Ledger,
     idempotency: Idempotency,
     rate: RateLimiter,
     outcomes: Outcomes,
     faults: Faults,
     moderation: Moderation,
-    model_states: HashMap<String, ModelState>,
+    model_states: FastMap<String, ModelState>,
     requests: VecDeque<LoggedRequest>,
-    endpoints: HashMap<String, Endpoint>,
+    endpoints: FastMap<String, Endpoint>,
     /// Endpoint ids per user, oldest first: a task's end finds whom to tell
     /// without looking at every endpoint.
-    endpoints_by_user: HashMap<UserId, Vec<String>>,
-    messages: HashMap<Uuid, Message>,
+    endpoints_by_user: FastMap<UserId, Vec<String>>,
+    messages: FastMap<Uuid, Message>,
     /// Message ids, oldest first.
     message_order: Vec<Uuid>,
-    files: HashMap<Uuid, StoredFile>,
+    files: FastMap<Uuid, StoredFile>,
     topups: Vec<Topup>,
     invoices: Vec<Invoice>,
     /// Requisites of each user's legal entity, with the time they were set.
-    requisites: HashMap<UserId, (Requisites, DateTime<Utc>)>,
+    requisites: FastMap<UserId, (Requisites, DateTime<Utc>)>,
     /// Magic-link messages the mock would have sent, oldest first.
     outbox: Vec<OutboxMessage>,
     /// Virtual seconds a create with an `Idempotency-Key` takes (control API),
