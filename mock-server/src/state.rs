@@ -19,7 +19,7 @@ use crate::domain::UserId;
 use crate::domain::auth::{self, Scope};
 use crate::domain::catalog::Catalog;
 use crate::domain::money::Kopecks;
-use crate::store::{NewUser, Store};
+use crate::store::{LoggedRequest, NewUser, RequestLog, Store};
 
 /// The mock's state, cheap to clone: every clone shares it.
 #[derive(Clone)]
@@ -41,6 +41,7 @@ struct Shared {
     clock: Clock,
     schemas: ContractSchemas,
     store: Mutex<Store>,
+    requests: Mutex<RequestLog>,
     /// Wakes the worker when a job is scheduled earlier than it expected.
     worker: Notify,
     deliverer: Deliverer,
@@ -72,6 +73,7 @@ impl AppState {
                 clock,
                 schemas: ContractSchemas::load(),
                 store: Mutex::new(Store::default()),
+                requests: Mutex::new(RequestLog::default()),
                 worker: Notify::new(),
                 deliverer: Deliverer::new(),
                 base_url: OnceLock::new(),
@@ -136,9 +138,18 @@ impl AppState {
 
     /// Locks the store. Never hold the guard across an `.await`.
     pub fn store(&self) -> MutexGuard<'_, Store> {
-        // A panic while holding the lock cannot leave a half-applied change that
-        // matters more than refusing every later request, so recover the data.
-        self.inner.store.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner.store)
+    }
+
+    /// Records a request in the log, within the retention bounds.
+    pub fn log_request(&self, entry: LoggedRequest) {
+        let retention = self.inner.config.retention;
+        lock(&self.inner.requests).push(entry, retention);
+    }
+
+    /// The request log, locked. Never hold the guard across an `.await`.
+    pub fn requests(&self) -> MutexGuard<'_, RequestLog> {
+        lock(&self.inner.requests)
     }
 
     /// Sets the address clients reach the mock at (once, when it starts serving).
@@ -174,6 +185,13 @@ impl AppState {
     /// same key, the configured fault rules, auto-pay and response mode.
     pub fn reset(&self) {
         *self.store() = Store::default();
+        *self.requests() = RequestLog::default();
         self.seed();
     }
+}
+
+/// Locks `mutex`. A panic while holding it cannot leave a half-applied change
+/// that matters more than refusing every later request, so the data is recovered.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -263,8 +263,8 @@ async fn update_settings(
 }
 
 async fn list_requests(State(state): State<AppState>) -> Json<Value> {
-    let store = state.store();
-    Json(json!({"data": store.requests().collect::<Vec<_>>()}))
+    let log = state.requests();
+    Json(json!({"data": log.iter().collect::<Vec<_>>()}))
 }
 
 async fn reset(State(state): State<AppState>) -> StatusCode {

@@ -3,7 +3,6 @@
 //! Keys are per user and kept 24 hours (the contract's design). A key whose
 //! first request failed is released, so the client may retry with it.
 
-
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 

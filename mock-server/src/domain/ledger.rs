@@ -10,8 +10,8 @@ use std::collections::{HashMap, VecDeque};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{FastMap, UserId};
 use super::money::Kopecks;
+use super::{FastMap, UserId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

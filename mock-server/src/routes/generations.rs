@@ -44,14 +44,11 @@ fn prepare<'a>(
 ) -> Result<CreateRequest<'a>> {
     let value = json_body(state, headers, body, schema)?;
     let slug = value["modelSlug"].as_str().unwrap_or_default();
-    let model = state
-        .catalog()
-        .get(slug)
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "Model '{slug}' not found; GET /v1/catalog/ lists the models"
-            ))
-        })?;
+    let model = state.catalog().get(slug).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "Model '{slug}' not found; GET /v1/catalog/ lists the models"
+        ))
+    })?;
     match state.store().model_state(slug).in_force(model) {
         ModelState::Available => {}
         ModelState::Disabled => return Err(ApiError::ModelNotAvailable(model.slug.clone())),
@@ -181,28 +178,28 @@ fn create_now(
         state.worker_notify().notify_one();
     }
     let accepted = created.map_err(|refusal| match refusal {
-            // Rule 5: no retry-after, since only a task ending frees a slot.
-            CreateRefusal::TooManyActive => ApiError::RateLimited {
-                message: refusal.to_string(),
-                window: None,
-            },
-            CreateRefusal::Insufficient {
-                required,
-                available,
-            } => ApiError::InsufficientBalance {
-                message: refusal.to_string(),
-                required,
-                available,
-            },
-            CreateRefusal::ModerationBlocked {
-                ref model_slug,
-                streak,
-            } => ApiError::ModerationRepeatBlocked {
-                message: refusal.to_string(),
-                model_slug: model_slug.clone(),
-                streak,
-            },
-        })?;
+        // Rule 5: no retry-after, since only a task ending frees a slot.
+        CreateRefusal::TooManyActive => ApiError::RateLimited {
+            message: refusal.to_string(),
+            window: None,
+        },
+        CreateRefusal::Insufficient {
+            required,
+            available,
+        } => ApiError::InsufficientBalance {
+            message: refusal.to_string(),
+            required,
+            available,
+        },
+        CreateRefusal::ModerationBlocked {
+            ref model_slug,
+            streak,
+        } => ApiError::ModerationRepeatBlocked {
+            message: refusal.to_string(),
+            model_slug: model_slug.clone(),
+            streak,
+        },
+    })?;
     Ok(accepted)
 }
 

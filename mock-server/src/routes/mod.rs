@@ -180,7 +180,7 @@ async fn service_middleware(
         fault: fault_id,
     };
     let Some(decision) = decision else {
-        state.store().log_request(entry);
+        state.log_request(entry);
         return faults::dropped();
     };
 
@@ -232,7 +232,7 @@ async fn service_middleware(
     // The status is the one the service decided on, even when a fault then
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
-    state.store().log_request(entry);
+    state.log_request(entry);
     match effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {

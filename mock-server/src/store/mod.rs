@@ -15,8 +15,6 @@ mod jobs;
 mod retention;
 mod webhooks;
 
-use std::collections::VecDeque;
-
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
@@ -24,10 +22,10 @@ use uuid::Uuid;
 pub use billing::HistoryRow;
 pub use files::UploadError;
 pub use generations::CreateRequest;
+pub use retention::RequestLog;
 pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
 
 use crate::config::{Responses, Retention};
-use crate::domain::{FastMap, UserId};
 use crate::domain::auth::{self, IssuedKey, Scope, StoredKey};
 use crate::domain::billing::{Invoice, Topup};
 use crate::domain::catalog::ModelState;
@@ -42,6 +40,7 @@ use crate::domain::outcome::{ForcedOutcome, Outcomes};
 use crate::domain::rate_limit::{Decision, Limit, RateLimiter};
 use crate::domain::requisites::Requisites;
 use crate::domain::webhook::{Endpoint, Message};
+use crate::domain::{FastMap, UserId};
 use jobs::Jobs;
 
 /// A user of the mock.
@@ -153,7 +152,6 @@ pub struct Store {
     faults: Faults,
     moderation: Moderation,
     model_states: FastMap<String, ModelState>,
-    requests: VecDeque<LoggedRequest>,
     endpoints: FastMap<String, Endpoint>,
     /// Endpoint ids per user, oldest first: a task's end finds whom to tell
     /// without looking at every endpoint.
@@ -376,11 +374,6 @@ impl Store {
     /// Counts a request against a limit of its own, for `subject` (a user).
     pub fn hit_limit(&mut self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
         self.rate.hit(limit, subject, now)
-    }
-
-    /// The request log, oldest first.
-    pub fn requests(&self) -> impl Iterator<Item = &LoggedRequest> {
-        self.requests.iter()
     }
 
     /// A sign-in link for `email`, kept in the outbox when an account has that

@@ -33,6 +33,31 @@ fn past(retention: Retention, len: usize, at: DateTime<Utc>, now: DateTime<Utc>)
             .is_some_and(|secs| now - at > Duration::milliseconds((secs * 1000.0) as i64))
 }
 
+/// The request log (`GET /_mock/requests`), oldest first. It has a lock of its
+/// own: every request ends by writing to it, and need not wait for the store.
+#[derive(Debug, Default)]
+pub struct RequestLog {
+    entries: VecDeque<LoggedRequest>,
+}
+
+impl RequestLog {
+    /// Records a request, forgetting the oldest beyond `retention`.
+    pub fn push(&mut self, entry: LoggedRequest, retention: Retention) {
+        let now = entry.at;
+        self.entries.push_back(entry);
+        while let Some(oldest) = self.entries.front()
+            && past(retention, self.entries.len(), oldest.at, now)
+        {
+            self.entries.pop_front();
+        }
+    }
+
+    /// The requests kept, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &LoggedRequest> {
+        self.entries.iter()
+    }
+}
+
 impl Store {
     /// The bounds in effect.
     pub fn retention(&self) -> Retention {
@@ -52,17 +77,6 @@ impl Store {
     /// A message left `Pending` at `at`: delivered, exhausted or dropped.
     pub(super) fn message_ended(&mut self, id: Uuid, at: DateTime<Utc>) {
         self.ended.messages.push_back((id, at));
-    }
-
-    /// Records a request in the log, forgetting the oldest beyond the bounds.
-    pub fn log_request(&mut self, entry: LoggedRequest) {
-        let now = entry.at;
-        self.requests.push_back(entry);
-        while let Some(oldest) = self.requests.front()
-            && past(self.retention, self.requests.len(), oldest.at, now)
-        {
-            self.requests.pop_front();
-        }
     }
 
     /// Forgets finished generations and ended messages beyond the bounds.
@@ -136,18 +150,26 @@ mod tests {
 
     #[test]
     fn the_request_log_keeps_the_newest_within_the_count_and_the_age() {
-        let (mut store, _) = bounded(Some(3), None);
+        let mut log = RequestLog::default();
+        let by_count = Retention {
+            count: Some(3),
+            age_secs: None,
+        };
         for secs in 0..5 {
-            store.log_request(logged(secs));
+            log.push(logged(secs), by_count);
         }
-        let kept: Vec<_> = store.requests().map(|r| r.request_id.clone()).collect();
+        let kept: Vec<_> = log.iter().map(|r| r.request_id.clone()).collect();
         assert_eq!(kept, ["req_2", "req_3", "req_4"]);
 
-        let (mut store, _) = bounded(None, Some(60.0));
+        let mut log = RequestLog::default();
+        let by_age = Retention {
+            count: None,
+            age_secs: Some(60.0),
+        };
         for secs in [0, 30, 70, 100] {
-            store.log_request(logged(secs));
+            log.push(logged(secs), by_age);
         }
-        let kept: Vec<_> = store.requests().map(|r| r.request_id.clone()).collect();
+        let kept: Vec<_> = log.iter().map(|r| r.request_id.clone()).collect();
         assert_eq!(kept, ["req_70", "req_100"], "older than 60 s at 100 s");
     }
 
