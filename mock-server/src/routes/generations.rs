@@ -69,7 +69,7 @@ fn prepare<'a>(
         }
     }
     let params = value["params"].as_object().cloned().unwrap_or_default();
-    let fields = validate_params(&model, &params);
+    let fields = validate_params(model, &params);
     if !fields.is_empty() {
         return Err(ApiError::validation(
             "Parameters do not fit the model",
@@ -215,7 +215,7 @@ async fn estimate_generation(
         .account(user.user_id)
         .map_or(Kopecks::ZERO, |a| a.available);
     Ok(Json(view::estimate(
-        &request.model,
+        request.model,
         request.cost,
         available,
     )))
