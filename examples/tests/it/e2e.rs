@@ -187,8 +187,8 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
 
     let creates: Vec<_> = mock
         .state()
-        .store()
         .requests()
+        .iter()
         .filter(|r| r.method == "POST" && r.path == "/v1/generations")
         .cloned()
         .collect();

@@ -214,11 +214,7 @@ async fn estimate_generation(
         .store()
         .account(user.user_id)
         .map_or(Kopecks::ZERO, |a| a.available);
-    Ok(Json(view::estimate(
-        request.model,
-        request.cost,
-        available,
-    )))
+    Ok(Json(view::estimate(request.model, request.cost, available)))
 }
 
 /// A generation's id from the path: every id is a UUID, so any other text

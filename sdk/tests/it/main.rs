@@ -80,7 +80,7 @@ impl App {
 
     /// The mock's request log, oldest first.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        self.mock.state().store().requests().cloned().collect()
+        self.mock.state().requests().iter().cloned().collect()
     }
 
     /// Requests the mock answered with 429.
