@@ -250,6 +250,9 @@ async fn each_operation_is_a_span_with_its_request_id_and_generation_and_no_secr
     let seen = Seen::default();
     let subscriber = tracing_subscriber::registry().with(seen.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Tests on other threads may have met these callsites first, with no
+    // subscriber, and tracing caches that nobody listens: ask again.
+    tracing::callsite::rebuild_interest_cache();
     let app = App::start().await;
     app.mock.inject(
         mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE")
