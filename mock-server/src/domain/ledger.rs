@@ -94,11 +94,7 @@ impl Ledger {
     /// Forgets the oldest history entries while `past(entries kept, oldest's
     /// time)` says so. Balances live in the accounts, so they do not change.
     pub fn forget_entries(&mut self, past: impl Fn(usize, DateTime<Utc>) -> bool) {
-        while let Some(oldest) = self.entries.front()
-            && past(self.entries.len(), oldest.at)
-        {
-            self.entries.pop_front();
-        }
+        super::forget_oldest(&mut self.entries, |entry| entry.at, past, drop);
     }
 
     /// Forgets the settled charge of a task that is itself forgotten; an open

@@ -36,6 +36,23 @@ impl EveryMinute {
     }
 }
 
+/// Takes the oldest of `items` (kept oldest first) off while `past(how many
+/// are kept, the oldest's time)` says so, handing each to `forget`: how every
+/// bounded record of the mock is trimmed.
+pub fn forget_oldest<T>(
+    items: &mut std::collections::VecDeque<T>,
+    at: impl Fn(&T) -> chrono::DateTime<chrono::Utc>,
+    past: impl Fn(usize, chrono::DateTime<chrono::Utc>) -> bool,
+    mut forget: impl FnMut(T),
+) {
+    while let Some(oldest) = items.front()
+        && past(items.len(), at(oldest))
+        && let Some(oldest) = items.pop_front()
+    {
+        forget(oldest);
+    }
+}
+
 /// The maps of the store: every request looks keys up in several of them, and
 /// foldhash hashes a UUID or a short string several times faster than SipHash.
 /// Seeded per map, as the standard one is.

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::{LoggedRequest, Store};
 use crate::config::Retention;
+use crate::domain::forget_oldest;
 use crate::domain::webhook::MessageState;
 
 /// Records that ended, oldest first, with when they ended.
@@ -45,11 +46,12 @@ impl RequestLog {
     pub fn push(&mut self, entry: LoggedRequest, retention: Retention) {
         let now = entry.at;
         self.entries.push_back(entry);
-        while let Some(oldest) = self.entries.front()
-            && past(retention, self.entries.len(), oldest.at, now)
-        {
-            self.entries.pop_front();
-        }
+        forget_oldest(
+            &mut self.entries,
+            |entry| entry.at,
+            |len, at| past(retention, len, at, now),
+            drop,
+        );
     }
 
     /// The requests kept, oldest first.
@@ -59,11 +61,6 @@ impl RequestLog {
 }
 
 impl Store {
-    /// The bounds in effect.
-    pub fn retention(&self) -> Retention {
-        self.retention
-    }
-
     /// Sets the bounds (from the configuration, at start and at reset).
     pub fn set_retention(&mut self, retention: Retention) {
         self.retention = retention;
@@ -82,10 +79,9 @@ impl Store {
     /// Forgets finished generations and ended messages beyond the bounds.
     pub(super) fn forget_ended(&mut self, now: DateTime<Utc>) {
         let retention = self.retention;
-        while let Some(&(id, at)) = self.ended.generations.front()
-            && past(retention, self.ended.generations.len(), at, now)
-        {
-            self.ended.generations.pop_front();
+        let past = |len, at| past(retention, len, at, now);
+        let ended_at = |&(_, at): &(Uuid, DateTime<Utc>)| at;
+        forget_oldest(&mut self.ended.generations, ended_at, past, |(id, _)| {
             self.ledger.forget_charge(id);
             if let Some(generation) = self.generations.remove(&id)
                 && let Some(user) = self.users.get_mut(&generation.user_id)
@@ -94,12 +90,9 @@ impl Store {
             {
                 user.generations.remove(place);
             }
-        }
+        });
         let mut forgot_messages = false;
-        while let Some(&(id, at)) = self.ended.messages.front()
-            && past(retention, self.ended.messages.len(), at, now)
-        {
-            self.ended.messages.pop_front();
+        forget_oldest(&mut self.ended.messages, ended_at, past, |(id, _)| {
             // A message redelivered by hand after it ended is still ended.
             if self
                 .messages
@@ -109,15 +102,14 @@ impl Store {
                 self.messages.remove(&id);
                 forgot_messages = true;
             }
-        }
+        });
         // The order list is compacted once it is mostly gaps, so forgetting one
         // message costs no scan of all of them.
         if forgot_messages && self.message_order.len() > 2 * self.messages.len() + 1024 {
             let messages = &self.messages;
             self.message_order.retain(|id| messages.contains_key(id));
         }
-        self.ledger
-            .forget_entries(|len, at| past(retention, len, at, now));
+        self.ledger.forget_entries(past);
         self.idempotency.prune(now);
     }
 }
