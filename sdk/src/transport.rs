@@ -574,11 +574,7 @@ impl Shared {
         if let Some(id) = &error.request_id {
             span.record("request_id", id.as_str());
         }
-        let mut rebuilt = http::Response::new(body);
-        *rebuilt.status_mut() = status;
-        *rebuilt.version_mut() = version;
-        *rebuilt.headers_mut() = headers;
-        Attempt::Failed(reqwest::Response::from(rebuilt), Box::new(error))
+        Attempt::Failed(rebuilt(status, version, headers, body), Box::new(error))
     }
 }
 
@@ -642,11 +638,22 @@ async fn created_id_recorded(
     if let Ok(created) = serde_json::from_slice::<Created>(&body) {
         span.record("generation_id", tracing::field::display(created.id));
     }
-    let mut rebuilt = http::Response::new(body);
-    *rebuilt.status_mut() = status;
-    *rebuilt.version_mut() = version;
-    *rebuilt.headers_mut() = headers;
-    reqwest::Response::from(rebuilt)
+    rebuilt(status, version, headers, body)
+}
+
+/// A response made again from the parts of one whose body was read, for the
+/// generated code to read in its turn.
+fn rebuilt(
+    status: http::StatusCode,
+    version: http::Version,
+    headers: http::HeaderMap,
+    body: Bytes,
+) -> reqwest::Response {
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    *response.version_mut() = version;
+    *response.headers_mut() = headers;
+    reqwest::Response::from(response)
 }
 
 /// A transport error standing for a middleware's failure on its way through
