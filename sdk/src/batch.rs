@@ -17,9 +17,10 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
-use crate::generation::{Generation, GenerationStatus};
-use crate::generations::GenerationRequest;
-use crate::options::{RequestOptions, request_options, scoped};
+use crate::generation_request::GenerationRequest;
+use crate::model::generation::{Generation, GenerationStatus};
+use crate::options::{RequestOptions, request_options};
+use crate::side_channel;
 use crate::wait::{WaitOptions, after_create, follow};
 
 /// What happened to one request of a batch.
@@ -106,7 +107,7 @@ pub struct BatchOutcome {
 }
 
 /// Runs many requests with at most 5 active at once (configurable): each starts as
-/// soon as a slot frees. Made by [`Generations::batch`](crate::Generations::batch).
+/// soon as a slot frees. Made by [`Generations::batch`](crate::areas::Generations::batch).
 /// Await it for the results in input order, one per request, or take
 /// [`stream`](Self::stream) for each outcome as it ends.
 ///
@@ -277,7 +278,7 @@ impl<'a> Batch<'a> {
         Box::pin(stream::unfold(Runner::new(self), move |mut runner| {
             let options = options.clone();
             async move {
-                scoped(options, runner.next())
+                side_channel::with_options(options, runner.next())
                     .await
                     .map(|outcome| (outcome, runner))
             }

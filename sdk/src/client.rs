@@ -6,21 +6,16 @@ use std::time::Duration;
 
 use http::header::HeaderValue;
 
-use crate::account::Account;
-use crate::billing::Billing;
-use crate::catalog::{Auth, Catalog};
+use crate::bridge::call;
 use crate::clock::{Clock, TokioClock};
 use crate::error::{Error, Result};
-use crate::files::Files;
 use crate::generated;
-use crate::generations::Generations;
 use crate::limits::{LimitScope, RateLimit};
 use crate::options::RequestOptions;
 use crate::rate_limit::Pacer;
 use crate::retry::RetryPolicy;
-use crate::transport::{Http, Shared, Transport, call};
+use crate::transport::{Http, Shared, Transport};
 use crate::types;
-use crate::webhooks::WebhookEndpoints;
 
 /// The variable [`Client::from_env`] reads the API key from.
 pub const ENV_API_KEY: &str = "MEDIAGEN_API_KEY";
@@ -127,103 +122,6 @@ impl Client {
     /// ```
     pub fn base_url(&self) -> &str {
         progenitor_client::ClientInfo::baseurl(&self.raw)
-    }
-
-    /// Generations: create, get, list, cancel, estimate, wait, batch.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), mediagen::Error> {
-    /// # let mock = mediagen_mock_server::MockServer::start().await;
-    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
-    /// let request = mediagen::GenerationRequest::new("flux-schnell", "a red fox in snow");
-    /// let estimate = client.generations().estimate(&request).await?;
-    /// assert!(estimate.cost_rub > 0.0);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn generations(&self) -> Generations<'_> {
-        Generations::new(self)
-    }
-
-    /// Webhook endpoints: register, list, update, rotate secrets, test, redeliver.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), mediagen::Error> {
-    /// # let mock = mediagen_mock_server::MockServer::start().await;
-    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
-    /// let endpoints = client.webhooks().list().await?;
-    /// assert!(endpoints.is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn webhooks(&self) -> WebhookEndpoints<'_> {
-        WebhookEndpoints::new(self)
-    }
-
-    /// Input files: upload through presigned URLs, and download results.
-    ///
-    /// ```
-    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-    /// let files = client.files();
-    /// # drop(files);
-    /// # Ok::<(), mediagen::Error>(())
-    /// ```
-    pub fn files(&self) -> Files<'_> {
-        Files::new(self)
-    }
-
-    /// The balance, its history, requisites, invoices and top-ups.
-    ///
-    /// ```
-    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-    /// let billing = client.billing();
-    /// # drop(billing);
-    /// # Ok::<(), mediagen::Error>(())
-    /// ```
-    pub fn billing(&self) -> Billing<'_> {
-        Billing::new(self)
-    }
-
-    /// The account that owns the key, and its spending summary.
-    ///
-    /// ```
-    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-    /// let account = client.account();
-    /// # drop(account);
-    /// # Ok::<(), mediagen::Error>(())
-    /// ```
-    pub fn account(&self) -> Account<'_> {
-        Account::new(self)
-    }
-
-    /// The public catalogue of models and prices.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), mediagen::Error> {
-    /// # let mock = mediagen_mock_server::MockServer::start().await;
-    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
-    /// let model = client.catalog().model("flux-schnell").await?.expect("listed");
-    /// assert_eq!(model.pricing.base_rub, 2.5);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn catalog(&self) -> Catalog<'_> {
-        Catalog::new(self)
-    }
-
-    /// Sign-in links for the dashboard.
-    ///
-    /// ```
-    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-    /// let auth = client.auth();
-    /// # drop(auth);
-    /// # Ok::<(), mediagen::Error>(())
-    /// ```
-    pub fn auth(&self) -> Auth<'_> {
-        Auth::new(self)
     }
 
     /// The liveness check (`GET /health`, public).

@@ -17,12 +17,14 @@ use http::StatusCode;
 use http::header::{CONTENT_RANGE, RANGE, USER_AGENT};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
+use crate::call::within;
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::files::Progress;
-use crate::options::{RequestOptions, within};
+use crate::operation::Operation;
+use crate::options::RequestOptions;
+use crate::progress::Progress;
 use crate::retry::Decision;
-use crate::transport::Operation;
+use crate::side_channel;
 
 type ProgressCallback<'a> = Box<dyn FnMut(Progress) + Send + 'a>;
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
@@ -61,6 +63,7 @@ impl<'a> Transfer<'a> {
             .map_err(|err| Error::InvalidRequest(format!("download URL {:?}: {err}", self.url)))?;
         let shared = self.client.shared();
         let operation = Operation::storage("download_file");
+        let options = side_channel::options(&shared.defaults);
         let mut have = target.resume_from().await?;
         let mut attempt = 1;
         loop {
@@ -95,7 +98,7 @@ impl<'a> Transfer<'a> {
                 }
                 Err(err) => (err, decision),
             };
-            match shared.delay(attempt, decision) {
+            match shared.delay(attempt, decision, &options) {
                 Some(delay) => {
                     tracing::warn!(
                         attempt,
@@ -188,7 +191,7 @@ macro_rules! download_options {
 }
 
 /// A download to a file: set a progress callback, then await it for the number
-/// of bytes the file has. Made by [`Files::download`](crate::Files::download).
+/// of bytes the file has. Made by [`Files::download`](crate::areas::Files::download).
 ///
 /// The folder is made if it does not exist; the bytes go to `<path>.part`, which
 /// is renamed to `path` once whole, so a file at `path` is always complete. A
@@ -255,7 +258,7 @@ impl<'a> IntoFuture for Download<'a> {
     }
 }
 
-/// A download into memory. Made by [`Files::download_bytes`](crate::Files::download_bytes).
+/// A download into memory. Made by [`Files::download_bytes`](crate::areas::Files::download_bytes).
 #[must_use = "nothing is downloaded until it is awaited"]
 pub struct DownloadBytes<'a> {
     transfer: Transfer<'a>,
@@ -294,7 +297,7 @@ impl<'a> IntoFuture for DownloadBytes<'a> {
 }
 
 /// A download into a writer (a socket, a hasher, an archive): the number of
-/// bytes written. Made by [`Files::download_to`](crate::Files::download_to).
+/// bytes written. Made by [`Files::download_to`](crate::areas::Files::download_to).
 ///
 /// A broken body is resumed with a range request, since what went into the
 /// writer is known; a server that ignores the range fails the download, as a

@@ -15,8 +15,8 @@ use uuid::Uuid;
 use webhook_verify::Webhook;
 
 use crate::error::{Error, Result};
-use crate::generation::{FailureCode, GenerationStatus, MediaType};
 use crate::limits::header_str;
+use crate::model::generation::{FailureCode, GenerationStatus, MediaType};
 use crate::open_enum::open_enum;
 
 open_enum! {

@@ -588,7 +588,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
         pub available: ::std::option::Option<f64>,
         ///VALIDATION_ERROR: one element per violation; present with every VALIDATION_ERROR.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-        pub fields: ::std::vec::Vec<FieldError>,
+        pub fields: ::std::vec::Vec<crate::FieldError>,
         ///The limit that was hit (requests per window, concurrent generations, or the daily top-up cap in roubles).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub limit: ::std::option::Option<i64>,
@@ -789,24 +789,6 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
                 })
         }
     }
-    ///One violation of a VALIDATION_ERROR (`error.details.fields[]`).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[non_exhaustive]
-    pub struct FieldError {
-        ///The JSON Schema keyword that failed: `required`, `type`, `enum`, `minimum`, `maximum`, `minLength`, `maxLength`, `format`, `pattern`, `additionalProperties`, ... Check-digit failures of billing requisites use `checksum`.
-        pub keyword: ::std::string::String,
-        ///Human-readable text of the violation.
-        pub message: ::std::string::String,
-        ///Keyword arguments, e.g. `{"missingProperty": "modelSlug"}` or `{"allowedValues": [...]}`.
-        pub params: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        ///JSON pointer to the offending value in the request body, e.g. `/params/aspect_ratio`; `""` for the root (e.g. a missing property).
-        pub path: ::std::string::String,
-    }
-    impl FieldError {
-        pub fn builder() -> builder::FieldError {
-            Default::default()
-        }
-    }
     ///
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
@@ -975,85 +957,12 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
                 })
         }
     }
-    /**A generation task. The document shows id, status, costRub, outputUrls and errorCode.
-
-Guaranteed by the service document: `id`, `status` and `costRub`, with `outputUrls` when the status is SUCCEEDED and `errorCode` when it is FAILED (the service document: other fields of the generation record are not shown). Every other field is.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[non_exhaustive]
-    pub struct Generation {
-        ///Cost in roubles reserved for the task (returned to the balance if it FAILED or was CANCELLED).
-        #[serde(rename = "costRub")]
-        pub cost_rub: f64,
-        ///Creation time.
-        #[serde(
-            rename = "createdAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///Why the task failed. Guaranteed when the status is FAILED.
-        #[serde(
-            rename = "errorCode",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub error_code: ::std::option::Option<crate::FailureCode>,
-        ///Human-readable text of the failure when FAILED, else null.
-        #[serde(
-            rename = "errorMessage",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub error_message: ::std::option::Option<::std::string::String>,
-        ///When the task reached a final status; null before.
-        #[serde(
-            rename = "finishedAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub finished_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
-        ///Identifier of the task.
-        pub id: ::uuid::Uuid,
-        #[serde(
-            rename = "mediaType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub media_type: ::std::option::Option<crate::MediaType>,
-        ///Public identifier of the model.
-        #[serde(
-            rename = "modelSlug",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub model_slug: ::std::option::Option<::std::string::String>,
-        ///Links to the result files. Guaranteed when the status is SUCCEEDED.
-        #[serde(
-            rename = "outputUrls",
-            default,
-            skip_serializing_if = "::std::vec::Vec::is_empty"
-        )]
-        pub output_urls: ::std::vec::Vec<::std::string::String>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub params: ::std::option::Option<GenerationParams>,
-        ///The prompt as sent.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub prompt: ::std::option::Option<::std::string::String>,
-        ///When a worker started the task (status PROCESSING); null before.
-        #[serde(
-            rename = "startedAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub started_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        pub status: crate::GenerationStatus,
-    }
-    impl Generation {
-        pub fn builder() -> builder::Generation {
-            Default::default()
-        }
-    }
     ///One page of generations (the list wrapper shared by every paginated list: `data`, `nextCursor`, `hasMore`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
     pub struct GenerationList {
         ///Generations, newest first.
-        pub data: ::std::vec::Vec<Generation>,
+        pub data: ::std::vec::Vec<crate::Generation>,
         ///Whether a further page exists.
         #[serde(rename = "hasMore")]
         pub has_more: bool,
@@ -2906,85 +2815,6 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
             Default::default()
         }
     }
-    /**Answer to creation: exactly these four fields. The `secret` is displayed once.
-
-Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints`, response 201).*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[non_exhaustive]
-    pub struct WebhookEndpointCreated {
-        ///Subscribed events; empty means all events.
-        #[serde(rename = "eventTypes")]
-        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
-        ///Identifier of the endpoint.
-        pub id: ::std::string::String,
-        ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
-        pub secret: WebhookEndpointCreatedSecret,
-        ///Target address.
-        pub url: ::std::string::String,
-    }
-    impl WebhookEndpointCreated {
-        pub fn builder() -> builder::WebhookEndpointCreated {
-            Default::default()
-        }
-    }
-    ///Signing secret, `whsec_` followed by the base64 key. Displayed once: store it now.
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    #[non_exhaustive]
-    pub struct WebhookEndpointCreatedSecret(::std::string::String);
-    impl ::std::ops::Deref for WebhookEndpointCreatedSecret {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<WebhookEndpointCreatedSecret> for ::std::string::String {
-        fn from(value: WebhookEndpointCreatedSecret) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for WebhookEndpointCreatedSecret {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^whsec_").unwrap() });
-            if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^whsec_\"".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for WebhookEndpointCreatedSecret {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WebhookEndpointCreatedSecret {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreatedSecret {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
     ///Endpoints of the account.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[non_exhaustive]
@@ -3075,86 +2905,6 @@ Guaranteed by the service document: all four fields (`POST /v1/webhook-endpoints
         }
     }
     impl<'de> ::serde::Deserialize<'de> for WebhookMessageQueuedEventId {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
-    /**Answer to rotate-secret (The old secret is invalid at once: every later delivery, retries included, is signed with the new one.
-
-Guaranteed by the service document: `secret` (the service document: the status code and other fields of the rotate-secret answer are not shown). Every other field is.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[non_exhaustive]
-    pub struct WebhookSecret {
-        ///Identifier of the endpoint.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub id: ::std::option::Option<::std::string::String>,
-        ///Time of the rotation.
-        #[serde(
-            rename = "rotatedAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub rotated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///The new signing secret; displayed once.
-        pub secret: WebhookSecretSecret,
-    }
-    impl WebhookSecret {
-        pub fn builder() -> builder::WebhookSecret {
-            Default::default()
-        }
-    }
-    ///The new signing secret; displayed once.
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    #[non_exhaustive]
-    pub struct WebhookSecretSecret(::std::string::String);
-    impl ::std::ops::Deref for WebhookSecretSecret {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<WebhookSecretSecret> for ::std::string::String {
-        fn from(value: WebhookSecretSecret) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for WebhookSecretSecret {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^whsec_").unwrap() });
-            if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^whsec_\"".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for WebhookSecretSecret {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for WebhookSecretSecret {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for WebhookSecretSecret {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -4288,7 +4038,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
                 ::std::string::String,
             >,
             fields: ::std::result::Result<
-                ::std::vec::Vec<super::FieldError>,
+                ::std::vec::Vec<crate::FieldError>,
                 ::std::string::String,
             >,
             limit: ::std::result::Result<
@@ -4365,7 +4115,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
             }
             pub fn fields<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::FieldError>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::FieldError>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.fields = value
@@ -4712,101 +4462,6 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     model_slug: Ok(value.model_slug),
                     params: Ok(value.params),
                     prompt: Ok(value.prompt),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct FieldError {
-            keyword: ::std::result::Result<::std::string::String, ::std::string::String>,
-            message: ::std::result::Result<::std::string::String, ::std::string::String>,
-            params: ::std::result::Result<
-                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-                ::std::string::String,
-            >,
-            path: ::std::result::Result<::std::string::String, ::std::string::String>,
-        }
-        impl ::std::default::Default for FieldError {
-            fn default() -> Self {
-                Self {
-                    keyword: Err("no value supplied for keyword".to_string()),
-                    message: Err("no value supplied for message".to_string()),
-                    params: Err("no value supplied for params".to_string()),
-                    path: Err("no value supplied for path".to_string()),
-                }
-            }
-        }
-        impl FieldError {
-            pub fn keyword<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.keyword = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for keyword: {e}")
-                    });
-                self
-            }
-            pub fn message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for message: {e}")
-                    });
-                self
-            }
-            pub fn params<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.params = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for params: {e}")
-                    });
-                self
-            }
-            pub fn path<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.path = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for path: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<FieldError> for super::FieldError {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: FieldError,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    keyword: value.keyword?,
-                    message: value.message?,
-                    params: value.params?,
-                    path: value.path?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::FieldError> for FieldError {
-            fn from(value: super::FieldError) -> Self {
-                Self {
-                    keyword: Ok(value.keyword),
-                    message: Ok(value.message),
-                    params: Ok(value.params),
-                    path: Ok(value.path),
                 }
             }
         }
@@ -5240,282 +4895,9 @@ Guaranteed by the service document: `secret` (the service document: the status c
             }
         }
         #[derive(Clone, Debug)]
-        pub struct Generation {
-            cost_rub: ::std::result::Result<f64, ::std::string::String>,
-            created_at: ::std::result::Result<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                ::std::string::String,
-            >,
-            error_code: ::std::result::Result<
-                ::std::option::Option<crate::FailureCode>,
-                ::std::string::String,
-            >,
-            error_message: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            finished_at: ::std::result::Result<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                ::std::string::String,
-            >,
-            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
-            media_type: ::std::result::Result<
-                ::std::option::Option<crate::MediaType>,
-                ::std::string::String,
-            >,
-            model_slug: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            output_urls: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
-            params: ::std::result::Result<
-                ::std::option::Option<super::GenerationParams>,
-                ::std::string::String,
-            >,
-            prompt: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            started_at: ::std::result::Result<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                ::std::string::String,
-            >,
-            status: ::std::result::Result<
-                crate::GenerationStatus,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for Generation {
-            fn default() -> Self {
-                Self {
-                    cost_rub: Err("no value supplied for cost_rub".to_string()),
-                    created_at: Ok(Default::default()),
-                    error_code: Ok(Default::default()),
-                    error_message: Ok(Default::default()),
-                    finished_at: Ok(Default::default()),
-                    id: Err("no value supplied for id".to_string()),
-                    media_type: Ok(Default::default()),
-                    model_slug: Ok(Default::default()),
-                    output_urls: Ok(Default::default()),
-                    params: Ok(Default::default()),
-                    prompt: Ok(Default::default()),
-                    started_at: Ok(Default::default()),
-                    status: Err("no value supplied for status".to_string()),
-                }
-            }
-        }
-        impl Generation {
-            pub fn cost_rub<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<f64>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.cost_rub = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for cost_rub: {e}")
-                    });
-                self
-            }
-            pub fn created_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.created_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for created_at: {e}")
-                    });
-                self
-            }
-            pub fn error_code<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<crate::FailureCode>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.error_code = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for error_code: {e}")
-                    });
-                self
-            }
-            pub fn error_message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.error_message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for error_message: {e}")
-                    });
-                self
-            }
-            pub fn finished_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.finished_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for finished_at: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::uuid::Uuid>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn media_type<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<crate::MediaType>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.media_type = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for media_type: {e}")
-                    });
-                self
-            }
-            pub fn model_slug<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.model_slug = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for model_slug: {e}")
-                    });
-                self
-            }
-            pub fn output_urls<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.output_urls = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for output_urls: {e}")
-                    });
-                self
-            }
-            pub fn params<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<super::GenerationParams>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.params = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for params: {e}")
-                    });
-                self
-            }
-            pub fn prompt<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.prompt = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for prompt: {e}")
-                    });
-                self
-            }
-            pub fn started_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.started_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for started_at: {e}")
-                    });
-                self
-            }
-            pub fn status<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<crate::GenerationStatus>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.status = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for status: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<Generation> for super::Generation {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: Generation,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    cost_rub: value.cost_rub?,
-                    created_at: value.created_at?,
-                    error_code: value.error_code?,
-                    error_message: value.error_message?,
-                    finished_at: value.finished_at?,
-                    id: value.id?,
-                    media_type: value.media_type?,
-                    model_slug: value.model_slug?,
-                    output_urls: value.output_urls?,
-                    params: value.params?,
-                    prompt: value.prompt?,
-                    started_at: value.started_at?,
-                    status: value.status?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::Generation> for Generation {
-            fn from(value: super::Generation) -> Self {
-                Self {
-                    cost_rub: Ok(value.cost_rub),
-                    created_at: Ok(value.created_at),
-                    error_code: Ok(value.error_code),
-                    error_message: Ok(value.error_message),
-                    finished_at: Ok(value.finished_at),
-                    id: Ok(value.id),
-                    media_type: Ok(value.media_type),
-                    model_slug: Ok(value.model_slug),
-                    output_urls: Ok(value.output_urls),
-                    params: Ok(value.params),
-                    prompt: Ok(value.prompt),
-                    started_at: Ok(value.started_at),
-                    status: Ok(value.status),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct GenerationList {
             data: ::std::result::Result<
-                ::std::vec::Vec<super::Generation>,
+                ::std::vec::Vec<crate::Generation>,
                 ::std::string::String,
             >,
             has_more: ::std::result::Result<bool, ::std::string::String>,
@@ -5536,7 +4918,7 @@ Guaranteed by the service document: `secret` (the service document: the status c
         impl GenerationList {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::Generation>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::Generation>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -8580,102 +7962,6 @@ Guaranteed by the service document: `secret` (the service document: the status c
             }
         }
         #[derive(Clone, Debug)]
-        pub struct WebhookEndpointCreated {
-            event_types: ::std::result::Result<
-                ::std::vec::Vec<crate::EventTypeFilter>,
-                ::std::string::String,
-            >,
-            id: ::std::result::Result<::std::string::String, ::std::string::String>,
-            secret: ::std::result::Result<
-                super::WebhookEndpointCreatedSecret,
-                ::std::string::String,
-            >,
-            url: ::std::result::Result<::std::string::String, ::std::string::String>,
-        }
-        impl ::std::default::Default for WebhookEndpointCreated {
-            fn default() -> Self {
-                Self {
-                    event_types: Err("no value supplied for event_types".to_string()),
-                    id: Err("no value supplied for id".to_string()),
-                    secret: Err("no value supplied for secret".to_string()),
-                    url: Err("no value supplied for url".to_string()),
-                }
-            }
-        }
-        impl WebhookEndpointCreated {
-            pub fn event_types<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.event_types = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for event_types: {e}")
-                    });
-                self
-            }
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn secret<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::WebhookEndpointCreatedSecret>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.secret = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for secret: {e}")
-                    });
-                self
-            }
-            pub fn url<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.url = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for url: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<WebhookEndpointCreated>
-        for super::WebhookEndpointCreated {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: WebhookEndpointCreated,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    event_types: value.event_types?,
-                    id: value.id?,
-                    secret: value.secret?,
-                    url: value.url?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::WebhookEndpointCreated>
-        for WebhookEndpointCreated {
-            fn from(value: super::WebhookEndpointCreated) -> Self {
-                Self {
-                    event_types: Ok(value.event_types),
-                    id: Ok(value.id),
-                    secret: Ok(value.secret),
-                    url: Ok(value.url),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
         pub struct WebhookEndpointList {
             data: ::std::result::Result<
                 ::std::vec::Vec<super::WebhookEndpoint>,
@@ -8818,89 +8104,6 @@ Guaranteed by the service document: `secret` (the service document: the status c
                     event_type: Ok(value.event_type),
                     message_id: Ok(value.message_id),
                     scheduled_at: Ok(value.scheduled_at),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct WebhookSecret {
-            id: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            rotated_at: ::std::result::Result<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                ::std::string::String,
-            >,
-            secret: ::std::result::Result<
-                super::WebhookSecretSecret,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for WebhookSecret {
-            fn default() -> Self {
-                Self {
-                    id: Ok(Default::default()),
-                    rotated_at: Ok(Default::default()),
-                    secret: Err("no value supplied for secret".to_string()),
-                }
-            }
-        }
-        impl WebhookSecret {
-            pub fn id<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.id = value
-                    .try_into()
-                    .map_err(|e| format!("error converting supplied value for id: {e}"));
-                self
-            }
-            pub fn rotated_at<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.rotated_at = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for rotated_at: {e}")
-                    });
-                self
-            }
-            pub fn secret<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::WebhookSecretSecret>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.secret = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for secret: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<WebhookSecret> for super::WebhookSecret {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: WebhookSecret,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    id: value.id?,
-                    rotated_at: value.rotated_at?,
-                    secret: value.secret?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::WebhookSecret> for WebhookSecret {
-            fn from(value: super::WebhookSecret) -> Self {
-                Self {
-                    id: Ok(value.id),
-                    rotated_at: Ok(value.rotated_at),
-                    secret: Ok(value.secret),
                 }
             }
         }
@@ -12072,7 +11275,7 @@ pub mod builder {
         ///Sends a `GET` request to `/v1/generations/{id}`
         pub async fn send(
             self,
-        ) -> Result<ResponseValue<types::Generation>, Error<types::Error>> {
+        ) -> Result<ResponseValue<crate::Generation>, Error<types::Error>> {
             let Self { client, id } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -12187,7 +11390,7 @@ pub mod builder {
         ///Sends a `POST` request to `/v1/generations/{id}/cancel`
         pub async fn send(
             self,
-        ) -> Result<ResponseValue<types::Generation>, Error<types::Error>> {
+        ) -> Result<ResponseValue<crate::Generation>, Error<types::Error>> {
             let Self { client, id } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -12542,7 +11745,7 @@ pub mod builder {
         ///Sends a `POST` request to `/v1/webhook-endpoints`
         pub async fn send(
             self,
-        ) -> Result<ResponseValue<types::WebhookEndpointCreated>, Error<types::Error>> {
+        ) -> Result<ResponseValue<crate::CreatedWebhookEndpoint>, Error<types::Error>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| {
@@ -13360,7 +12563,7 @@ pub mod builder {
         ///Sends a `POST` request to `/v1/webhook-endpoints/{id}/rotate-secret`
         pub async fn send(
             self,
-        ) -> Result<ResponseValue<types::WebhookSecret>, Error<types::Error>> {
+        ) -> Result<ResponseValue<crate::RotatedSecret>, Error<types::Error>> {
             let Self { client, id } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -13622,46 +12825,3 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
-/// Every operation of the contract: its `operationId`, method and path template.
-pub const OPERATIONS: &[(&str, &str, &str)] = &[
-    ("get_openapi_document", "GET", "/api/openapi.json"),
-    ("get_health", "GET", "/health"),
-    ("get_account", "GET", "/v1/account"),
-    ("request_magic_link", "POST", "/v1/auth/magic-link/request"),
-    ("get_balance", "GET", "/v1/billing/balance"),
-    ("list_billing_history", "GET", "/v1/billing/history"),
-    ("list_invoices", "GET", "/v1/billing/invoices"),
-    ("create_invoice", "POST", "/v1/billing/invoices"),
-    ("get_invoice_act", "GET", "/v1/billing/invoices/{id}/act"),
-    ("get_invoice_pdf", "GET", "/v1/billing/invoices/{id}/pdf"),
-    ("get_requisites", "GET", "/v1/billing/requisites"),
-    ("set_requisites", "PUT", "/v1/billing/requisites"),
-    ("create_topup", "POST", "/v1/billing/topup"),
-    ("list_catalog", "GET", "/v1/catalog/"),
-    ("create_file_upload", "POST", "/v1/files"),
-    ("delete_file", "DELETE", "/v1/files/{id}"),
-    ("get_file", "GET", "/v1/files/{id}"),
-    ("list_generations", "GET", "/v1/generations"),
-    ("create_generation", "POST", "/v1/generations"),
-    ("estimate_generation", "POST", "/v1/generations/estimate"),
-    ("get_generation", "GET", "/v1/generations/{id}"),
-    ("cancel_generation", "POST", "/v1/generations/{id}/cancel"),
-    ("get_summary", "GET", "/v1/stats/summary"),
-    ("list_webhook_endpoints", "GET", "/v1/webhook-endpoints"),
-    ("create_webhook_endpoint", "POST", "/v1/webhook-endpoints"),
-    ("delete_webhook_endpoint", "DELETE", "/v1/webhook-endpoints/{id}"),
-    ("get_webhook_endpoint", "GET", "/v1/webhook-endpoints/{id}"),
-    ("update_webhook_endpoint", "PATCH", "/v1/webhook-endpoints/{id}"),
-    ("list_webhook_deliveries", "GET", "/v1/webhook-endpoints/{id}/deliveries"),
-    (
-        "redeliver_webhook_message",
-        "POST",
-        "/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver",
-    ),
-    (
-        "rotate_webhook_endpoint_secret",
-        "POST",
-        "/v1/webhook-endpoints/{id}/rotate-secret",
-    ),
-    ("send_test_webhook", "POST", "/v1/webhook-endpoints/{id}/test"),
-];

@@ -5,37 +5,36 @@
 #[allow(clippy::all, clippy::pedantic, missing_debug_implementations, missing_docs, unused_qualifications, unused_imports)]
 mod generated;
 
-mod account;
+pub mod areas;
 mod batch;
-mod billing;
-mod catalog;
+mod bridge;
+mod call;
 mod client;
 mod clock;
 mod download;
 mod error;
 mod events;
-mod files;
-mod generation;
-mod generations;
+mod generation_request;
 mod limits;
+mod model;
 mod open_enum;
+mod operation;
 mod options;
 mod pagination;
+mod progress;
 mod rate_limit;
 mod read;
 mod request;
 mod retry;
+mod side_channel;
 mod transport;
 mod wait;
-mod webhooks;
 
-pub use account::Account;
+pub use areas::billing::HistoryFilter;
+pub use areas::files::{Upload, output_paths};
+pub use areas::webhooks::{WebhookEndpointRequest, WebhookEndpointUpdate};
 pub use batch::{Batch, BatchEvent, BatchOutcome, BatchProgress};
-pub use billing::{
-    Billing, BillingOperationStatus, BillingOperationType, Currency, HistoryFilter, InvoiceStatus,
-    TopupStatus,
-};
-pub use catalog::{Auth, Catalog, HealthStatus, ModelParameterType, ModelStatus, PriceUnit};
+pub use call::Call;
 pub use client::{Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL};
 pub use clock::{Clock, Sleep, TokioClock};
 pub use download::{Download, DownloadBytes, DownloadTo};
@@ -43,24 +42,31 @@ pub use error::{ApiError, Error, ErrorCode, ErrorKind, FieldError, Result};
 pub use events::{
     CompletedGeneration, Delivery, EventType, FailedGeneration, WebhookEvent, WebhookVerifier,
 };
-pub use files::{
-    FileContentType, FileStatus, Files, Progress, Upload, UploadMethod, UploadedFile, output_paths,
-};
 pub use generated::types;
-pub use generation::{
+/// The account that owns the API key (`GET /v1/account`).
+pub use generated::types::Account;
+/// The public catalogue of models (`GET /v1/catalog/`).
+pub use generated::types::Catalog;
+pub use generation_request::{CreatedGeneration, GenerationFilter, GenerationRequest};
+pub use limits::{LimitScope, RateLimit};
+pub use model::billing::{
+    BillingOperationStatus, BillingOperationType, Currency, InvoiceStatus, TopupStatus,
+};
+pub use model::catalog::{HealthStatus, ModelParameterType, ModelStatus, PriceUnit};
+pub use model::file::{FileContentType, FileStatus, UploadMethod, UploadedFile};
+pub use model::generation::{
     FailureAdvice, FailureCode, Generation, GenerationFailure, GenerationStatus, MediaType,
 };
-pub use generations::{CreatedGeneration, GenerationFilter, GenerationRequest, Generations};
-pub use limits::{LimitScope, RateLimit};
-pub use options::{Call, RequestOptions};
+pub use model::webhook::{
+    CreatedWebhookEndpoint, DeliveryOutcome, DeliveryTrigger, EventTypeFilter, RotatedSecret,
+    WebhookSecret,
+};
+pub use options::RequestOptions;
 pub use pagination::Page;
+pub use progress::Progress;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
-pub use webhooks::{
-    CreatedWebhookEndpoint, DeliveryOutcome, DeliveryTrigger, EventTypeFilter, RotatedSecret,
-    WebhookEndpointRequest, WebhookEndpointUpdate, WebhookEndpoints, WebhookSecret,
-};
 
 /// The generated client underneath [`Client`], for what the hand-written layer does
 /// not cover. Its requests pass through the same [`Transport`](raw::Transport):

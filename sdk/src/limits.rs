@@ -96,18 +96,6 @@ impl LimitScope {
             _ => Duration::from_secs(60),
         }
     }
-
-    /// The route's own limit of an operation (by `operationId`), if it has one
-    /// beyond the general limit.
-    pub(crate) fn of_operation(operation_id: &str) -> Option<Self> {
-        match operation_id {
-            "create_file_upload" => Some(Self::Files),
-            "request_magic_link" => Some(Self::MagicLink),
-            "get_invoice_pdf" | "get_invoice_act" => Some(Self::InvoiceDocuments),
-            "create_topup" => Some(Self::Topup),
-            _ => None,
-        }
-    }
 }
 
 pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -1,7 +1,7 @@
 //! Options for one call: a time-out, a number of attempts and extra headers
 //! that apply to that call alone, over the client's defaults.
 //!
-//! Every operation returns a [`Call`], which is awaited as it is or first given
+//! Every operation returns a [`Call`](crate::Call), which is awaited as it is or first given
 //! options (the way `customize()` works in the AWS SDKs):
 //!
 //! ```
@@ -28,8 +28,6 @@
 //! openai-python), lists and streams included.
 
 use std::fmt;
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
 use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
@@ -109,7 +107,7 @@ impl RequestOptions {
     }
 
     /// These options, with `inner`'s settings winning where it has them.
-    fn merged(&self, inner: &Self) -> Self {
+    pub(crate) fn merged(&self, inner: &Self) -> Self {
         let mut headers = self.headers.clone();
         for (name, value) in &inner.headers {
             headers.insert(name.clone(), value.clone());
@@ -141,96 +139,6 @@ impl RequestOptions {
             None => Ok(()),
         }
     }
-}
-
-tokio::task_local! {
-    /// The options of the call being awaited.
-    static CURRENT: RequestOptions;
-}
-
-/// The options of the call in progress, over `defaults` (the client's own).
-pub(crate) fn current(defaults: &RequestOptions) -> RequestOptions {
-    CURRENT
-        .try_with(|call| defaults.merged(call))
-        .unwrap_or_else(|_| defaults.clone())
-}
-
-type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
-
-/// One operation, ready to be awaited; see the [module](self).
-#[must_use = "a call does nothing until it is awaited"]
-pub struct Call<'a, T> {
-    future: Boxed<'a, T>,
-    options: RequestOptions,
-}
-
-impl<T> fmt::Debug for Call<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Call")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a, T> Call<'a, T> {
-    pub(crate) fn new(future: impl Future<Output = Result<T>> + Send + 'a) -> Self {
-        Self {
-            future: Box::pin(future),
-            options: RequestOptions::default(),
-        }
-    }
-
-    /// The time-out of each attempt of this call.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.options = self.options.timeout(timeout);
-        self
-    }
-
-    /// Attempts at most for this call (1: never repeated).
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.options = self.options.max_attempts(attempts);
-        self
-    }
-
-    /// A header sent with this call's requests to the service.
-    pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
-        self.options = self.options.header(name, value);
-        self
-    }
-
-    /// All of `options` for this call.
-    pub fn options(mut self, options: RequestOptions) -> Self {
-        self.options = self.options.options(options);
-        self
-    }
-}
-
-impl<'a, T: 'a> IntoFuture for Call<'a, T> {
-    type Output = Result<T>;
-    type IntoFuture = Boxed<'a, T>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(within(self.options, self.future))
-    }
-}
-
-/// Runs `future` with `options` for every request it makes, inside any
-/// options of a call around it; a header that cannot be one fails it.
-pub(crate) async fn within<T>(
-    options: RequestOptions,
-    future: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    options.check()?;
-    scoped(options, future).await
-}
-
-/// Runs `future` with `options` for every request it makes, inside any
-/// options of a call around it.
-pub(crate) async fn scoped<F: Future>(options: RequestOptions, future: F) -> F::Output {
-    let options = CURRENT
-        .try_with(|outer| outer.merged(&options))
-        .unwrap_or(options);
-    CURRENT.scope(options, future).await
 }
 
 /// The options of a builder that runs many requests (a wait, a batch, an
@@ -283,15 +191,5 @@ mod tests {
         let options = RequestOptions::new().header("authorization", "Bearer mg_live_x_secret");
         assert!(options.headers()["authorization"].is_sensitive());
         assert!(!format!("{options:?}").contains("secret"));
-    }
-
-    #[tokio::test]
-    async fn a_header_that_cannot_be_one_fails_the_call_when_awaited() {
-        let call = Call::new(async { Ok(1) }).header("bad name", "v");
-        let err = call.await.unwrap_err();
-        assert!(
-            matches!(err, Error::InvalidRequest(ref m) if m.contains("bad name")),
-            "{err:?}"
-        );
     }
 }

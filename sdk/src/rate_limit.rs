@@ -129,10 +129,9 @@ pub(crate) struct Scopes {
 }
 
 impl Scopes {
-    pub(crate) fn of_operation(operation_id: &str) -> Self {
-        Self {
-            own: LimitScope::of_operation(operation_id),
-        }
+    /// The general limit, and `own` when the route has a limit of its own.
+    pub(crate) fn of(own: Option<LimitScope>) -> Self {
+        Self { own }
     }
 
     /// The limits a request counts against: the general one, and the route's own.
@@ -319,7 +318,7 @@ mod tests {
     const LONG: Duration = Duration::from_secs(60);
 
     fn general() -> Scopes {
-        Scopes::of_operation("get_generation")
+        Scopes::of(None)
     }
 
     #[tokio::test]
@@ -379,7 +378,7 @@ mod tests {
     async fn a_window_resetting_beyond_the_longest_wait_does_not_hold_the_request() {
         let now = Instant::now();
         let pacer = Arc::new(Pacer::new(true));
-        let topup = Scopes::of_operation("create_topup");
+        let topup = Scopes::of(Some(LimitScope::Topup));
         let permit = pacer.acquire(topup, &Frozen(now), LONG).await;
         pacer.answered(permit, now, Some(&headers(5, 0, 600)));
         // Frozen never wakes a sleeper: this returns only if it does not wait.
@@ -391,7 +390,7 @@ mod tests {
     async fn a_route_with_its_own_limit_counts_against_both() {
         let now = Instant::now();
         let pacer = Arc::new(Pacer::new(true));
-        let files = Scopes::of_operation("create_file_upload");
+        let files = Scopes::of(Some(LimitScope::Files));
         let permit = pacer.acquire(files, &Frozen(now), LONG).await;
         pacer.answered(permit, now, Some(&headers(20, 19, 60)));
         let windows = pacer.windows();

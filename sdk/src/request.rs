@@ -5,11 +5,11 @@
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 
+use crate::call::Call;
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::generated;
-use crate::options::Call;
-use crate::transport::{Operation, call_raw};
+use crate::operation::{Operation, OperationId};
+use crate::side_channel;
 
 /// The answer to [`Client::request`]: a status below 400, its headers and body.
 #[derive(Debug, Clone)]
@@ -35,30 +35,6 @@ impl RawResponse {
             source,
         })
     }
-}
-
-/// The contract's operation a method and path are, if any: its id and template.
-fn operation_of(method: &Method, path: &str) -> Option<&'static str> {
-    let path = path.split('?').next().unwrap_or(path);
-    let segments = |p: &str| -> Vec<String> {
-        p.trim_end_matches('/')
-            .split('/')
-            .map(str::to_owned)
-            .collect()
-    };
-    let given = segments(path);
-    generated::OPERATIONS
-        .iter()
-        .find(|(_, m, template)| {
-            let wanted = segments(template);
-            *m == method.as_str()
-                && wanted.len() == given.len()
-                && wanted
-                    .iter()
-                    .zip(&given)
-                    .all(|(w, g)| (w.starts_with('{') && !g.is_empty()) || w == g)
-        })
-        .map(|(id, _, _)| *id)
 }
 
 impl Client {
@@ -98,7 +74,6 @@ impl Client {
             }
             let url = reqwest::Url::parse(&format!("{}{path}", self.base_url()))
                 .map_err(|err| Error::InvalidRequest(format!("{path:?}: {err}")))?;
-            let id = operation_of(&method, &path).unwrap_or("request");
             let mut request = reqwest::Request::new(method.clone(), url);
             if let Some(body) = &body {
                 let bytes = serde_json::to_vec(body)
@@ -109,9 +84,28 @@ impl Client {
                 );
                 *request.body_mut() = Some(bytes.into());
             }
+            let operation = match OperationId::of_request(&method, &path) {
+                Some(id) => Operation::of(id),
+                None => Operation::unlisted(&method),
+            };
             let shared = self.shared();
-            shared.prepare(&mut request, id);
-            let response = call_raw(shared, Operation::of(id, &method), request).await?;
+            let options = side_channel::options(&shared.defaults);
+            shared.prepare(&mut request, &operation, &options);
+            let response = match shared.send(operation, request, &options).await {
+                (Ok(response), _) if response.status().as_u16() < 400 => response,
+                (Ok(response), record) => {
+                    return Err(record.into_error(|record| Error::UnexpectedStatus {
+                        operation: record.operation,
+                        status: response.status(),
+                    }));
+                }
+                (Err(source), record) => {
+                    return Err(record.into_error(|record| Error::Connection {
+                        attempts: record.attempts.max(1),
+                        source,
+                    }));
+                }
+            };
             let status = response.status();
             let headers = response.headers().clone();
             let body = response.bytes().await.map_err(Error::Body)?;
@@ -121,33 +115,5 @@ impl Client {
                 body,
             })
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_method_and_path_name_their_operation_of_the_contract() {
-        let id = "6f1c0f4e-0000-4000-8000-000000000000";
-        assert_eq!(
-            operation_of(&Method::POST, "/v1/generations"),
-            Some("create_generation")
-        );
-        assert_eq!(
-            operation_of(&Method::GET, &format!("/v1/generations/{id}")),
-            Some("get_generation")
-        );
-        assert_eq!(
-            operation_of(&Method::GET, "/v1/generations?limit=5"),
-            Some("list_generations")
-        );
-        assert_eq!(
-            operation_of(&Method::GET, "/v1/catalog/"),
-            Some("list_catalog")
-        );
-        assert_eq!(operation_of(&Method::GET, "/v1/nothing"), None);
-        assert_eq!(operation_of(&Method::DELETE, "/v1/generations"), None);
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use rand::Rng as _;
 
 use crate::error::{ApiError, ErrorKind};
+use crate::operation::Repeat;
 
 /// How the client retries a request that failed for a transient reason.
 ///
@@ -196,135 +197,6 @@ impl RetryPolicy {
     }
 }
 
-/// Whether an operation may be sent again, by what it does (Never do anything twice
-/// that costs money or changes state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Repeat {
-    /// Idempotent by nature: sending it twice has the effect of sending it once
-    /// (GET, PUT of a whole resource, DELETE, a read sent as POST, and the transfers
-    /// to and from storage URLs).
-    Safe,
-    /// Carries an `Idempotency-Key`: a repeat with the same key returns what the
-    /// first attempt made. Only `POST /v1/generations`, which always carries one.
-    Keyed,
-    /// May act (charge a card, send a message, change a secret). Sent again only
-    /// when it surely did not act: it never reached the service, or the service
-    /// refused it before acting. `check` says how to tell whether an attempt with
-    /// no clear answer took effect.
-    Once {
-        /// How to tell whether it took effect.
-        check: &'static str,
-    },
-}
-
-/// Every operation of the contract and its repeat rule; a test keeps the list whole.
-const OPERATIONS: &[(&str, Repeat)] = &[
-    ("create_generation", Repeat::Keyed),
-    // A price, computed; nothing is created and no money moves.
-    ("estimate_generation", Repeat::Safe),
-    ("list_generations", Repeat::Safe),
-    ("get_generation", Repeat::Safe),
-    (
-        "cancel_generation",
-        Repeat::Once {
-            check: "read the generation: CANCELLED means the cancel took effect",
-        },
-    ),
-    (
-        "create_webhook_endpoint",
-        Repeat::Once {
-            check: "look for the endpoint in the endpoint list before creating it again, or \
-                    every event may be delivered twice",
-        },
-    ),
-    ("list_webhook_endpoints", Repeat::Safe),
-    ("get_webhook_endpoint", Repeat::Safe),
-    // A PATCH is not repeated: `active: true` resets the failure count each time.
-    (
-        "update_webhook_endpoint",
-        Repeat::Once {
-            check: "read the endpoint to see whether the change took effect",
-        },
-    ),
-    ("delete_webhook_endpoint", Repeat::Safe),
-    (
-        "rotate_webhook_endpoint_secret",
-        Repeat::Once {
-            check: "the secret may have changed and its new value is lost: rotate again and \
-                    store the secret that comes back",
-        },
-    ),
-    (
-        "send_test_webhook",
-        Repeat::Once {
-            check: "look at the endpoint's delivery attempts before sending another test",
-        },
-    ),
-    ("list_webhook_deliveries", Repeat::Safe),
-    (
-        "redeliver_webhook_message",
-        Repeat::Once {
-            check: "look at the endpoint's delivery attempts before redelivering again",
-        },
-    ),
-    (
-        "create_file_upload",
-        Repeat::Once {
-            check: "ask for a new upload URL; an unused one expires by itself",
-        },
-    ),
-    ("get_file", Repeat::Safe),
-    ("delete_file", Repeat::Safe),
-    ("get_balance", Repeat::Safe),
-    ("list_billing_history", Repeat::Safe),
-    ("get_requisites", Repeat::Safe),
-    ("set_requisites", Repeat::Safe),
-    ("list_invoices", Repeat::Safe),
-    (
-        "create_invoice",
-        Repeat::Once {
-            check: "look for the invoice in the invoice list before creating it again",
-        },
-    ),
-    ("get_invoice_pdf", Repeat::Safe),
-    ("get_invoice_act", Repeat::Safe),
-    (
-        "create_topup",
-        Repeat::Once {
-            check: "look for the top-up in the balance history before topping up again, or \
-                    the card may be charged twice",
-        },
-    ),
-    ("get_account", Repeat::Safe),
-    ("get_summary", Repeat::Safe),
-    (
-        "request_magic_link",
-        Repeat::Once {
-            check: "wait for the e-mail before asking for another link",
-        },
-    ),
-    ("list_catalog", Repeat::Safe),
-    ("get_health", Repeat::Safe),
-    ("get_openapi_document", Repeat::Safe),
-];
-
-impl Repeat {
-    /// The rule of an operation; one the contract does not have yet is judged by
-    /// its method alone.
-    pub(crate) fn of(operation_id: &str, method: &reqwest::Method) -> Self {
-        use reqwest::Method;
-        if let Some((_, repeat)) = OPERATIONS.iter().find(|(id, _)| *id == operation_id) {
-            return *repeat;
-        }
-        match *method {
-            Method::GET | Method::HEAD | Method::PUT | Method::DELETE => Self::Safe,
-            _ => Self::Once {
-                check: "read the resource to see whether the request took effect",
-            },
-        }
-    }
-}
-
 /// Whether a failed attempt is worth another one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Decision {
@@ -388,6 +260,7 @@ pub(crate) fn decide_transport(error: &reqwest::Error, repeat: Repeat) -> Decisi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operation::OperationId;
 
     #[test]
     fn the_default_caps_are_the_documents_one_two_four_eight_seconds() {
@@ -425,46 +298,6 @@ mod tests {
         assert_eq!(policy.delay_after(1, Some(Duration::from_secs(600))), None);
     }
 
-    #[test]
-    fn every_operation_of_the_contract_has_its_repeat_rule() {
-        let doc: serde_json::Value =
-            serde_json::from_str(include_str!("../../openapi/openapi.json")).unwrap();
-        let mut seen = 0;
-        for item in doc["paths"].as_object().unwrap().values() {
-            for (method, operation) in item.as_object().unwrap() {
-                let Some(id) = operation.get("operationId").and_then(|v| v.as_str()) else {
-                    continue;
-                };
-                seen += 1;
-                let (_, rule) = OPERATIONS
-                    .iter()
-                    .find(|(listed, _)| *listed == id)
-                    .unwrap_or_else(|| panic!("{id} has no repeat rule"));
-                let expected = match (method.as_str(), id) {
-                    (_, "create_generation") => Repeat::Keyed,
-                    // A read sent as POST.
-                    (_, "estimate_generation") => Repeat::Safe,
-                    ("get" | "put" | "delete", _) => Repeat::Safe,
-                    _ => *rule,
-                };
-                assert_eq!(*rule, expected, "{method} {id}");
-                if matches!(method.as_str(), "post" | "patch")
-                    && !matches!(id, "create_generation" | "estimate_generation")
-                {
-                    assert!(
-                        matches!(rule, Repeat::Once { .. }),
-                        "{method} {id} may act and must be sent once"
-                    );
-                }
-            }
-        }
-        assert_eq!(
-            seen,
-            OPERATIONS.len(),
-            "the list names operations the contract lacks"
-        );
-    }
-
     fn api_error(status: u16, body: &str, headers: &[(&str, &str)]) -> ApiError {
         let mut map = http::HeaderMap::new();
         for (name, value) in headers {
@@ -482,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_post_that_may_have_acted_is_never_repeated_after_a_5xx() {
-        let once = Repeat::of("create_topup", &reqwest::Method::POST);
+        let once = OperationId::CreateTopup.repeat();
         for (status, code) in [
             (500, "INTERNAL_ERROR"),
             (502, "GATEWAY_TIMEOUT"),
@@ -513,7 +346,7 @@ mod tests {
         for repeat in [
             Repeat::Safe,
             Repeat::Keyed,
-            Repeat::of("create_topup", &reqwest::Method::POST),
+            OperationId::CreateTopup.repeat(),
         ] {
             assert_eq!(
                 decide(&limited, repeat),
@@ -543,24 +376,8 @@ mod tests {
             Decision::Retry { .. }
         ));
         assert_eq!(decide(&conflict, Repeat::Safe), Decision::Stop);
-        let once = Repeat::of("cancel_generation", &reqwest::Method::POST);
+        let once = OperationId::CancelGeneration.repeat();
         assert_eq!(decide(&conflict, once), Decision::Stop);
-    }
-
-    #[test]
-    fn an_operation_the_contract_lacks_is_judged_by_its_method() {
-        assert_eq!(
-            Repeat::of("get_new_thing", &reqwest::Method::GET),
-            Repeat::Safe
-        );
-        assert!(matches!(
-            Repeat::of("make_new_thing", &reqwest::Method::POST),
-            Repeat::Once { .. }
-        ));
-        assert!(matches!(
-            Repeat::of("patch_new_thing", &reqwest::Method::PATCH),
-            Repeat::Once { .. }
-        ));
     }
 
     #[test]

@@ -1,39 +1,31 @@
 //! The machinery every request passes through: authentication, the user agent,
 //! the `Idempotency-Key` of a create, rate-limit pacing and retries.
 //!
-//! The generated client carries a [`Transport`] as its inner value and calls
-//! the `ClientHooks` implemented here around each operation: `pre` completes
-//! the request, `exec` sends it, as many times as the [`RetryPolicy`] allows.
-//! Because a retry re-sends a copy of the request `pre` completed, every retry
-//! of a create carries the same `Idempotency-Key` (rule 7 of
-//! `POST /v1/generations`), so a retried create is never charged twice.
+//! It knows nothing of the generated code: it sends an [`Operation`] (the
+//! contract's row and the SDK's policy for it, `operation/`) with the call's
+//! [`RequestOptions`], and returns the last response beside a [`Record`] of
+//! what it saw. The generated client reaches it through `bridge.rs`; uploads,
+//! downloads and [`Client::request`](crate::Client::request) call it directly.
 //!
-//! The hand-written layer runs each call inside [`call`], which reads back what
-//! `exec` saw: the status and body of an error answer (the generated code
-//! cannot parse error codes it does not know) and the number of attempts.
+//! [`Shared::prepare`] completes a request once and the loop re-sends copies
+//! of it, so every retry of a create carries the same `Idempotency-Key` (rule 7
+//! of `POST /v1/generations`), and a retried create is never charged twice.
 
 use std::fmt;
-use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, HeaderValue, USER_AGENT};
-use progenitor_client::{ClientHooks, OperationInfo, ResponseValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::clock::Clock;
 use crate::error::{ApiError, Error, Result};
-use crate::generated;
-use crate::options::{self, RequestOptions};
+use crate::operation::{Operation, Repeat};
+use crate::options::RequestOptions;
 use crate::rate_limit::{Pacer, Scopes};
-use crate::read;
-use crate::retry::{self, Decision, Repeat, RetryPolicy};
-
-type RawError = progenitor_client::Error<generated::types::Error>;
+use crate::retry::{self, Decision, RetryPolicy};
 
 /// The hand-written transport inside the generated client ([`raw::Client`]):
 /// authentication, the user agent, idempotency keys, pacing and retries.
@@ -138,94 +130,48 @@ impl fmt::Debug for Shared {
     }
 }
 
-/// Operations the service answers without a key (Authentication, rule 2).
-const PUBLIC_OPERATIONS: &[&str] = &[
-    "get_health",
-    "list_catalog",
-    "get_openapi_document",
-    "request_magic_link",
-];
-
-/// How one operation is sent.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Operation {
-    pub(crate) id: &'static str,
-    /// Its path template in the contract; `None` for a storage URL.
-    template: Option<&'static str>,
-    /// Whether, and when, it may be sent again.
-    repeat: Repeat,
-    /// Whether it counts against the service's limits (not for storage URLs).
-    paced: bool,
-    scopes: Scopes,
+/// The operation's `mediagen.operation` span. Its fields never hold a
+/// secret: the path is the contract's template, or the path alone of a
+/// request to the service outside the contract ([`Client::request`]); a
+/// storage URL, signed, is not shown at all. Headers are trace events of
+/// their own, with credentials redacted ([`log_headers`]).
+///
+/// [`Client::request`]: crate::Client::request
+fn span(operation: &Operation, request: &reqwest::Request) -> tracing::Span {
+    let path = match (operation.template(), operation.to_service) {
+        (Some(template), _) => template,
+        (None, true) => request.url().path(),
+        (None, false) => "(storage URL)",
+    };
+    let span = tracing::info_span!(
+        "mediagen.operation",
+        operation = operation.name,
+        method = %request.method(),
+        path,
+        attempt = Empty,
+        status = Empty,
+        request_id = Empty,
+        generation_id = Empty,
+    );
+    if operation
+        .template()
+        .is_some_and(|t| t.starts_with("/v1/generations/{id}"))
+        && let Some(id) = request.url().path_segments().and_then(|mut s| s.nth(2))
+    {
+        span.record("generation_id", id);
+    }
+    span
 }
 
-impl Operation {
-    pub(crate) fn of(id: &'static str, method: &reqwest::Method) -> Self {
-        Self {
-            id,
-            template: generated::OPERATIONS
-                .iter()
-                .find(|(op, _, _)| *op == id)
-                .map(|(_, _, template)| *template),
-            repeat: Repeat::of(id, method),
-            paced: true,
-            scopes: Scopes::of_operation(id),
-        }
-    }
-
-    /// A transfer to or from a storage URL (a presigned upload, a result file):
-    /// idempotent, outside the service's limits, and sent without the API key.
-    pub(crate) fn storage(id: &'static str) -> Self {
-        Self {
-            id,
-            template: None,
-            repeat: Repeat::Safe,
-            paced: false,
-            scopes: Scopes::of_operation(id),
-        }
-    }
-
-    /// The operation's `mediagen.operation` span. Its fields never hold a
-    /// secret: the path is the contract's template, or the path alone of a
-    /// request to the service outside the contract ([`Client::request`]); a
-    /// storage URL, signed, is not shown at all. Headers are trace events of
-    /// their own, with credentials redacted ([`log_headers`]).
-    ///
-    /// [`Client::request`]: crate::Client::request
-    pub(crate) fn span(&self, request: &reqwest::Request) -> tracing::Span {
-        // Only storage transfers go unpaced: every other request goes to the service.
-        let path = match (self.template, self.paced) {
-            (Some(template), _) => template,
-            (None, true) => request.url().path(),
-            (None, false) => "(storage URL)",
-        };
-        let span = tracing::info_span!(
-            "mediagen.operation",
-            operation = self.id,
-            method = %request.method(),
-            path,
-            attempt = Empty,
-            status = Empty,
-            request_id = Empty,
-            generation_id = Empty,
-        );
-        if self
-            .template
-            .is_some_and(|t| t.starts_with("/v1/generations/{id}"))
-            && let Some(id) = request.url().path_segments().and_then(|mut s| s.nth(2))
-        {
-            span.record("generation_id", id);
-        }
-        span
-    }
-}
-
-/// What `exec` saw of the call in progress, read back by [`call`].
+/// What the transport saw of one call, beside its result: how many attempts it
+/// took, the final error answer read from its raw body (the generated code
+/// cannot parse error codes it does not know), whether the outcome is unknown,
+/// and a middleware's own failure.
 #[derive(Debug, Default)]
-struct CallRecord {
-    operation: &'static str,
-    attempts: u32,
-    /// The final error answer, read from its raw body.
+pub(crate) struct Record {
+    pub(crate) operation: &'static str,
+    pub(crate) attempts: u32,
+    /// The final error answer, read.
     error: Option<ApiError>,
     /// Set when the request may have acted and was not repeated: how to check.
     unknown_outcome: Option<&'static str>,
@@ -234,31 +180,32 @@ struct CallRecord {
     middleware: Option<BoxError>,
 }
 
-tokio::task_local! {
-    static CALL: Arc<Mutex<CallRecord>>;
-}
-
-fn record(update: impl FnOnce(&mut CallRecord)) {
-    // Outside `call` (the generated client used directly) there is nothing to fill.
-    let _ = CALL.try_with(|call| update(&mut call.lock().unwrap_or_else(|p| p.into_inner())));
-}
-
-impl ClientHooks<Transport> for generated::Client {
-    async fn pre<E>(
-        &self,
-        request: &mut reqwest::Request,
-        info: &OperationInfo,
-    ) -> std::result::Result<(), progenitor_client::Error<E>> {
-        self.inner.shared.prepare(request, info.operation_id);
-        Ok(())
+impl Record {
+    /// The error of a call that ended without an answer below 400: the error
+    /// answer read, or the middleware's failure, or else what `otherwise` makes
+    /// of the call; wrapped in [`Error::OutcomeUnknown`] when the request may
+    /// have acted.
+    pub(crate) fn into_error(mut self, otherwise: impl FnOnce(&Self) -> Error) -> Error {
+        let unknown_outcome = self.unknown_outcome.take();
+        let operation = self.operation;
+        let error = match (self.middleware.take(), self.error.take()) {
+            (Some(source), _) => Error::Middleware { source },
+            (None, Some(error)) => error.into(),
+            (None, None) => otherwise(&self),
+        };
+        match unknown_outcome {
+            Some(check) => Error::OutcomeUnknown {
+                operation,
+                check,
+                source: Box::new(error),
+            },
+            None => error,
+        }
     }
 
-    async fn exec(
-        &self,
-        request: reqwest::Request,
-        info: &OperationInfo,
-    ) -> reqwest::Result<reqwest::Response> {
-        self.inner.shared.execute(request, info.operation_id).await
+    /// Whether the call ended in an error answer, read.
+    pub(crate) fn answered_with_error(&self) -> bool {
+        self.error.is_some()
     }
 }
 
@@ -332,13 +279,18 @@ impl Attempt {
 }
 
 impl Shared {
-    /// Completes a request of the contract before it is sent: the key, the user
-    /// agent, the call's own headers and time-out, a create's `Idempotency-Key`.
-    pub(crate) fn prepare(&self, request: &mut reqwest::Request, operation_id: &str) {
-        let options = options::current(&self.defaults);
+    /// Completes a request to the service before it is sent: the key (unless
+    /// the operation is public), the user agent, the call's own headers and
+    /// time-out, and the `Idempotency-Key` of an operation that needs one.
+    pub(crate) fn prepare(
+        &self,
+        request: &mut reqwest::Request,
+        operation: &Operation,
+        options: &RequestOptions,
+    ) {
         let headers = request.headers_mut();
         if let Some(authorization) = &self.authorization
-            && !PUBLIC_OPERATIONS.contains(&operation_id)
+            && operation.authenticated()
         {
             headers.insert(AUTHORIZATION, authorization.clone());
         }
@@ -348,51 +300,44 @@ impl Shared {
         }
         // Never create without a key: a retry of any kind then finds the first
         // attempt's generation instead of making a second one.
-        if operation_id == "create_generation" && !headers.contains_key("idempotency-key") {
+        if operation.repeat == Repeat::Keyed && !headers.contains_key("idempotency-key") {
             headers.insert("idempotency-key", new_idempotency_key());
         }
         *request.timeout_mut() = Some(options.timeout_or(self.timeout));
     }
 
-    /// Sends a request of the contract with pacing and retries.
-    async fn execute(
-        &self,
-        request: reqwest::Request,
-        operation_id: &'static str,
-    ) -> reqwest::Result<reqwest::Response> {
-        let operation = Operation::of(operation_id, request.method());
-        self.send(operation, request).await
-    }
-
     /// Sends `request` with pacing and retries, each retry a copy of it.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         operation: Operation,
         request: reqwest::Request,
-    ) -> reqwest::Result<reqwest::Response> {
-        let (result, _attempts) = match request.try_clone() {
+        options: &RequestOptions,
+    ) -> (reqwest::Result<reqwest::Response>, Record) {
+        match request.try_clone() {
             Some(first) => {
-                self.run(operation, first, move || request.try_clone())
+                self.run(operation, first, move || request.try_clone(), options)
                     .await
             }
             // A streamed body can be sent only once.
-            None => self.run(operation, request, || None).await,
-        };
-        result
+            None => self.run(operation, request, || None, options).await,
+        }
     }
 
     /// The retry loop: sends `first`, and after a failure that repeating cannot
     /// turn into a second action waits and sends the next copy from `again`, up to
-    /// the policy's attempts. Returns the last outcome and the number of attempts.
-    /// It runs in the operation's span.
+    /// the call's attempts. Returns the last outcome and what the loop saw. It
+    /// runs in the operation's span.
     pub(crate) async fn run(
         &self,
         operation: Operation,
         first: reqwest::Request,
         again: impl FnMut() -> Option<reqwest::Request>,
-    ) -> (reqwest::Result<reqwest::Response>, u32) {
-        let span = operation.span(&first);
-        self.repeat(operation, first, again).instrument(span).await
+        options: &RequestOptions,
+    ) -> (reqwest::Result<reqwest::Response>, Record) {
+        let span = span(&operation, &first);
+        self.repeat(operation, first, again, options)
+            .instrument(span)
+            .await
     }
 
     async fn repeat(
@@ -400,17 +345,18 @@ impl Shared {
         operation: Operation,
         first: reqwest::Request,
         mut again: impl FnMut() -> Option<reqwest::Request>,
-    ) -> (reqwest::Result<reqwest::Response>, u32) {
+        options: &RequestOptions,
+    ) -> (reqwest::Result<reqwest::Response>, Record) {
         let mut request = first;
         let mut attempt = 1;
         loop {
             tracing::Span::current().record("attempt", attempt);
             let outcome = self.attempt(operation, request).await;
             let decision = outcome.decision(operation.repeat);
-            if let Some(delay) = self.delay(attempt, decision)
+            if let Some(delay) = self.delay(attempt, decision, options)
                 && let Some(next) = again()
             {
-                outcome.log_retry(operation.id, attempt, delay);
+                outcome.log_retry(operation.name, attempt, delay);
                 self.clock.sleep(delay).await;
                 request = next;
                 attempt += 1;
@@ -420,7 +366,7 @@ impl Shared {
                 (Decision::Unknown, Repeat::Once { check }) => Some(check),
                 _ => None,
             };
-            return (self.finish(operation, attempt, outcome, unknown), attempt);
+            return finish(operation, attempt, outcome, unknown);
         }
     }
 
@@ -448,80 +394,30 @@ impl Shared {
 
     /// The pause before attempt `attempt + 1`, if there is to be one: within
     /// the call's attempts (its own, or the policy's).
-    pub(crate) fn delay(&self, attempt: u32, decision: Decision) -> Option<Duration> {
-        let attempts = options::current(&self.defaults).attempts_or(self.retry.attempts());
+    pub(crate) fn delay(
+        &self,
+        attempt: u32,
+        decision: Decision,
+        options: &RequestOptions,
+    ) -> Option<Duration> {
         match decision {
-            Decision::Retry { retry_after } if attempt < attempts => {
+            Decision::Retry { retry_after }
+                if attempt < options.attempts_or(self.retry.attempts()) =>
+            {
                 self.retry.delay_after(attempt, retry_after)
             }
             _ => None,
         }
     }
 
-    fn finish(
-        &self,
-        operation: Operation,
-        attempts: u32,
-        outcome: Attempt,
-        unknown_outcome: Option<&'static str>,
-    ) -> reqwest::Result<reqwest::Response> {
-        match outcome {
-            Attempt::Answer(response) => {
-                record(|call| {
-                    call.operation = operation.id;
-                    call.attempts = attempts;
-                    call.error = None;
-                });
-                Ok(response)
-            }
-            Attempt::Failed(response, mut error) => {
-                error.attempts = attempts;
-                tracing::debug!(
-                    operation = operation.id,
-                    attempts,
-                    code = %error.code,
-                    status = error.status.as_u16(),
-                    request_id = error.request_id.as_deref().unwrap_or(""),
-                    "error answer"
-                );
-                record(|call| {
-                    call.operation = operation.id;
-                    call.attempts = attempts;
-                    call.error = Some(*error);
-                    call.unknown_outcome = unknown_outcome;
-                });
-                Ok(response)
-            }
-            Attempt::Transport(error) => {
-                record(|call| {
-                    call.operation = operation.id;
-                    call.attempts = attempts;
-                    call.error = None;
-                    call.unknown_outcome = unknown_outcome;
-                });
-                Err(error)
-            }
-            Attempt::Middleware(error) => {
-                record(|call| {
-                    call.operation = operation.id;
-                    call.attempts = attempts;
-                    call.error = None;
-                    call.unknown_outcome = unknown_outcome;
-                    call.middleware = Some(error);
-                });
-                Err(stand_in_error())
-            }
-        }
-    }
-
     /// One attempt: waits for room in the rate-limit window, sends, and reads an
     /// error answer whole so that its code can be judged.
     async fn attempt(&self, operation: Operation, request: reqwest::Request) -> Attempt {
-        let permit = if operation.paced {
+        let permit = if operation.to_service {
             Some(
                 self.pacer
                     .acquire(
-                        operation.scopes,
+                        Scopes::of(operation.limit),
                         self.clock.as_ref(),
                         self.retry.longest_wait(),
                     )
@@ -559,7 +455,7 @@ impl Shared {
         }
         if status.as_u16() < 400 {
             // Reading the body early costs a copy of the answer: only for a subscriber.
-            if operation.id == "create_generation" && !span.is_disabled() {
+            if operation.creates_generation() && !span.is_disabled() {
                 return Attempt::Answer(created_id_recorded(response, &span).await);
             }
             return Attempt::Answer(response);
@@ -576,6 +472,48 @@ impl Shared {
         }
         Attempt::Failed(rebuilt(status, version, headers, body), Box::new(error))
     }
+}
+
+/// The end of a call: its last outcome as the generated code reads it, and
+/// what the loop saw.
+fn finish(
+    operation: Operation,
+    attempts: u32,
+    outcome: Attempt,
+    unknown_outcome: Option<&'static str>,
+) -> (reqwest::Result<reqwest::Response>, Record) {
+    let mut record = Record {
+        operation: operation.name,
+        attempts,
+        ..Record::default()
+    };
+    let result = match outcome {
+        Attempt::Answer(response) => Ok(response),
+        Attempt::Failed(response, mut error) => {
+            error.attempts = attempts;
+            tracing::debug!(
+                operation = operation.name,
+                attempts,
+                code = %error.code,
+                status = error.status.as_u16(),
+                request_id = error.request_id.as_deref().unwrap_or(""),
+                "error answer"
+            );
+            record.error = Some(*error);
+            record.unknown_outcome = unknown_outcome;
+            Ok(response)
+        }
+        Attempt::Transport(error) => {
+            record.unknown_outcome = unknown_outcome;
+            Err(error)
+        }
+        Attempt::Middleware(error) => {
+            record.unknown_outcome = unknown_outcome;
+            record.middleware = Some(error);
+            Err(stand_in_error())
+        }
+    };
+    (result, record)
 }
 
 /// Each header of an attempt as a trace event (`direction` is `request` or
@@ -671,134 +609,6 @@ fn stand_in_error() -> reqwest::Error {
 pub(crate) fn new_idempotency_key() -> HeaderValue {
     HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
         .unwrap_or_else(|_| HeaderValue::from_static("mediagen-fallback-key"))
-}
-
-/// Runs one generated operation whose answer is JSON, and reads it.
-///
-/// Every answer is read by one policy (`read.rs`): when the generated code refuses
-/// a body, the body is read again tolerantly, so that only a missing or mistyped
-/// required field fails the call.
-pub(crate) async fn call<T: DeserializeOwned>(
-    operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
-) -> Result<T> {
-    let (result, record) = scoped(operation).await;
-    match result {
-        Ok(value) => Ok(value.into_inner()),
-        Err(err) => reread(err, record),
-    }
-}
-
-/// Like [`call`], for operations whose answer this crate reads into a type of its
-/// own (`G` is the generated type, `T` ours).
-pub(crate) async fn call_as<G: Serialize, T: DeserializeOwned>(
-    operation: impl Future<Output = std::result::Result<ResponseValue<G>, RawError>>,
-) -> Result<T> {
-    let (result, record) = scoped(operation).await;
-    match result {
-        Ok(value) => serde_json::to_value(value.into_inner())
-            .and_then(serde_json::from_value)
-            .map_err(|source| Error::Decode {
-                operation: record.operation,
-                body: Bytes::new(),
-                source,
-            }),
-        Err(err) => reread(err, record),
-    }
-}
-
-/// Sends a request that [`Shared::prepare`] completed, by the rule of
-/// `operation`, and answers a response below 400; an error answer, or no
-/// answer, is the error any call would give.
-pub(crate) async fn call_raw(
-    shared: &Shared,
-    operation: Operation,
-    request: reqwest::Request,
-) -> Result<reqwest::Response> {
-    let (result, record) = scoped(shared.send(operation, request)).await;
-    match result {
-        Ok(response) if response.status().as_u16() < 400 => Ok(response),
-        // The record holds the error answer, read.
-        Ok(_) => Err(convert(RawError::InvalidRequest(String::new()), record)),
-        Err(err) => Err(convert(RawError::CommunicationError(err), record)),
-    }
-}
-
-/// Runs one generated operation whose answer is not JSON (a document, a stream).
-pub(crate) async fn send<T>(
-    operation: impl Future<Output = std::result::Result<ResponseValue<T>, RawError>>,
-) -> Result<T> {
-    let (result, record) = scoped(operation).await;
-    result
-        .map(ResponseValue::into_inner)
-        .map_err(|err| convert(err, record))
-}
-
-/// A body the generated code refused, read again by the tolerant policy; any
-/// other failure converted.
-fn reread<T: DeserializeOwned>(err: RawError, record: CallRecord) -> Result<T> {
-    match err {
-        progenitor_client::Error::InvalidResponsePayload(body, _) if record.error.is_none() => {
-            read::tolerant(&body).map_err(|source| Error::Decode {
-                operation: record.operation,
-                body,
-                source,
-            })
-        }
-        err => Err(convert(err, record)),
-    }
-}
-
-async fn scoped<T>(operation: impl Future<Output = T>) -> (T, CallRecord) {
-    let slot = Arc::new(Mutex::new(CallRecord::default()));
-    let result = CALL.scope(Arc::clone(&slot), operation).await;
-    let record = std::mem::take(&mut *slot.lock().unwrap_or_else(|p| p.into_inner()));
-    (result, record)
-}
-
-fn convert(err: RawError, mut record: CallRecord) -> Error {
-    let unknown_outcome = record.unknown_outcome.take();
-    let operation = record.operation;
-    let error = match record.middleware.take() {
-        Some(source) => Error::Middleware { source },
-        None => convert_raw(err, record),
-    };
-    match unknown_outcome {
-        Some(check) => Error::OutcomeUnknown {
-            operation,
-            check,
-            source: Box::new(error),
-        },
-        None => error,
-    }
-}
-
-fn convert_raw(err: RawError, record: CallRecord) -> Error {
-    use progenitor_client::Error as Raw;
-    if let Some(error) = record.error {
-        return error.into();
-    }
-    let operation = record.operation;
-    match err {
-        Raw::InvalidRequest(message) | Raw::Custom(message) => Error::InvalidRequest(message),
-        Raw::CommunicationError(source) => Error::Connection {
-            attempts: record.attempts.max(1),
-            source,
-        },
-        Raw::ResponseBodyError(source) | Raw::InvalidUpgrade(source) => Error::Body(source),
-        Raw::InvalidResponsePayload(body, source) => Error::Decode {
-            operation,
-            body,
-            source,
-        },
-        Raw::ErrorResponse(value) => {
-            let body = serde_json::to_vec(value.as_ref()).unwrap_or_default();
-            ApiError::from_response(value.status(), value.headers(), &body).into()
-        }
-        Raw::UnexpectedResponse(response) => Error::UnexpectedStatus {
-            operation,
-            status: response.status(),
-        },
-    }
 }
 
 #[cfg(test)]

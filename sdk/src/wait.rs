@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt, stream};
 use uuid::Uuid;
 
+use crate::call::within;
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::generation::{Generation, GenerationFailure, GenerationStatus};
-use crate::generations::{CreatedGeneration, GenerationRequest};
-use crate::options::{RequestOptions, request_options, within};
+use crate::generation_request::{CreatedGeneration, GenerationRequest};
+use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::options::{RequestOptions, request_options};
 use crate::rate_limit::WaiterGuard;
 
 /// How a wait polls: the first interval, how it grows, its ceiling, and a deadline.
@@ -136,7 +137,7 @@ struct Watch<'a> {
 
 /// The statuses of a generation as a stream (see [`Generations::watch`]).
 ///
-/// [`Generations::watch`]: crate::Generations::watch
+/// [`Generations::watch`]: crate::areas::Generations::watch
 pub(crate) fn watch<'a>(
     client: &'a Client,
     id: Uuid,
@@ -262,7 +263,7 @@ type StatusCallback<'a> = Box<dyn FnMut(&Generation) + Send + 'a>;
 /// [`GenerationFailure`] with its code and whether trying again can help,
 /// `CANCELLED` [`Error::GenerationCancelled`], a deadline [`Error::WaitTimeout`].
 ///
-/// Made by [`Generations::wait`](crate::Generations::wait); await it.
+/// Made by [`Generations::wait`](crate::areas::Generations::wait); await it.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -415,7 +416,7 @@ impl<'a> IntoFuture for Wait<'a> {
 /// Once the create is accepted, every error carries the generation's id and
 /// `Idempotency-Key` ([`Error::generation_id`], [`Error::idempotency_key`]): a wait
 /// cut short ([`Error::WaitTimeout`], a lost connection in [`Error::AfterCreate`])
-/// leaves the task going on, and [`Generations::wait`](crate::Generations::wait)
+/// leaves the task going on, and [`Generations::wait`](crate::areas::Generations::wait)
 /// resumes it.
 ///
 /// ```

@@ -1,4 +1,6 @@
-//! Writes `sdk/src/generated.rs` from `openapi/openapi.json`.
+//! Writes the SDK's generated code from `openapi/openapi.json`: the typed client
+//! (`sdk/src/generated.rs`) and the table of operations
+//! (`sdk/src/operation/table.rs`).
 //!
 //! ```text
 //! cargo codegen          # rewrite the file
@@ -39,35 +41,59 @@ fn main() -> ExitCode {
 }
 
 fn run(check: bool) -> Result<()> {
-    let code = generate().context("while generating the SDK code from the contract")?;
-    let target = target_path();
-    if check {
-        let committed = std::fs::read_to_string(&target)
-            .with_context(|| format!("while reading {}", target.display()))?;
-        if committed != code {
-            bail!("{TARGET} is out of date with openapi/openapi.json; run `cargo codegen`");
+    let doc = mediagen_openapi::document()?;
+    let files = [
+        (
+            CLIENT,
+            client_code(&doc).context("while generating the SDK's client from the contract")?,
+        ),
+        (
+            TABLE,
+            table_code(&doc).context("while generating the table of operations")?,
+        ),
+    ];
+    for (target, code) in files {
+        let path = target_path(target);
+        if check {
+            let committed = std::fs::read_to_string(&path)
+                .with_context(|| format!("while reading {}", path.display()))?;
+            if committed != code {
+                bail!("{target} is out of date with openapi/openapi.json; run `cargo codegen`");
+            }
+            println!("{target} is up to date");
+        } else {
+            std::fs::write(&path, code)
+                .with_context(|| format!("while writing {}", path.display()))?;
+            println!("wrote {target}");
         }
-        println!("{TARGET} is up to date");
-    } else {
-        std::fs::write(&target, code)
-            .with_context(|| format!("while writing {}", target.display()))?;
-        println!("wrote {TARGET}");
     }
     Ok(())
 }
 
-/// The generated file, relative to the workspace root.
-const TARGET: &str = "sdk/src/generated.rs";
+/// The generated files, relative to the workspace root.
+const CLIENT: &str = "sdk/src/generated.rs";
+const TABLE: &str = "sdk/src/operation/table.rs";
 
-fn target_path() -> PathBuf {
+fn target_path(target: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
-        .join(TARGET)
+        .join(target)
 }
 
-fn generate() -> Result<String> {
-    let doc = mediagen_openapi::document()?;
-    let mut old = mediagen_openapi::to_openapi_30(&doc)?;
+/// The contract's records that the SDK writes by hand, with the type each becomes:
+/// the generated code then reads and writes the hand-written type, so that no
+/// record exists twice. Each keeps to the schema it stands for: the SDK's
+/// tolerance tests read every operation's answer, with only the guaranteed
+/// fields and with every field, through the generated code into them.
+const RECORDS: &[(&str, &str)] = &[
+    ("Generation", "crate::Generation"),
+    ("FieldError", "crate::FieldError"),
+    ("WebhookEndpointCreated", "crate::CreatedWebhookEndpoint"),
+    ("WebhookSecret", "crate::RotatedSecret"),
+];
+
+fn client_code(doc: &Value) -> Result<String> {
+    let mut old = mediagen_openapi::to_openapi_30(doc)?;
     keep_reachable_schemas(&mut old);
     strip_design_notes(&mut old);
     let enums = open_enums(&old)?;
@@ -97,34 +123,91 @@ fn generate() -> Result<String> {
             [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
         );
     }
+    // The hand-written records: see `RECORDS`.
+    for (name, path) in RECORDS {
+        settings.with_replacement(name, path, std::iter::empty());
+    }
     let tokens = Generator::new(&settings)
         .generate_tokens(&spec)
         .context("while running progenitor")?;
     let mut file: syn::File = syn::parse2(tokens).context("while parsing progenitor's output")?;
     mark_structs_non_exhaustive(&mut file);
-    file.items.push(operation_table(&doc)?);
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
 }
 
-/// `OPERATIONS`: every operation's id, method and path template, in the
-/// contract's order, for what the SDK says of a request (its tracing span, the
-/// operation a raw request is).
-fn operation_table(doc: &Value) -> Result<syn::Item> {
+/// `sdk/src/operation/table.rs`: every operation of the contract as a variant of
+/// `OperationId`, with its `operationId`, method, path template and whether it is
+/// public (`security: []`). The SDK's policy for each (may it be repeated, which
+/// limit counts it) is a `match` on the variant beside it, so an operation the
+/// contract gains does not compile until it has one.
+fn table_code(doc: &Value) -> Result<String> {
+    let secured_by_default = doc
+        .get("security")
+        .and_then(Value::as_array)
+        .is_some_and(|schemes| !schemes.is_empty());
+    let mut variants = Vec::new();
     let mut rows = Vec::new();
     for (template, item) in doc["paths"].as_object().into_iter().flatten() {
         for (method, operation) in item.as_object().into_iter().flatten() {
             let Some(id) = operation.get("operationId").and_then(Value::as_str) else {
                 continue;
             };
+            let variant = quote::format_ident!("{}", upper_camel(id));
             let method = method.to_ascii_uppercase();
-            rows.push(quote::quote! { (#id, #method, #template) });
+            let public = match operation.get("security").and_then(Value::as_array) {
+                Some(schemes) => schemes.is_empty(),
+                None => !secured_by_default,
+            };
+            let summary = operation
+                .get("summary")
+                .and_then(Value::as_str)
+                .map_or_else(
+                    || format!("`{method} {template}`"),
+                    |s| format!("`{method} {template}`: {s}"),
+                );
+            variants.push(quote::quote! { #[doc = #summary] #variant });
+            rows.push(quote::quote! {
+                Row { id: OperationId::#variant, operation_id: #id, method: #method, path: #template, public: #public }
+            });
         }
     }
-    syn::parse2(quote::quote! {
-        /// Every operation of the contract: its `operationId`, method and path template.
-        pub const OPERATIONS: &[(&str, &str, &str)] = &[#(#rows),*];
+    let count = rows.len();
+    let file: syn::File = syn::parse2(quote::quote! {
+        /// An operation of the contract.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub(crate) enum OperationId { #(#variants),* }
+
+        /// What the contract says of one operation.
+        #[derive(Debug)]
+        pub(crate) struct Row {
+            pub(crate) id: OperationId,
+            /// Its `operationId`.
+            pub(crate) operation_id: &'static str,
+            pub(crate) method: &'static str,
+            /// Its path template.
+            pub(crate) path: &'static str,
+            /// Answered without a key (`security: []`).
+            pub(crate) public: bool,
+        }
+
+        /// Every operation of the contract, in the order of their paths;
+        /// `OperationId as usize` is the index of its row.
+        pub(crate) const OPERATIONS: [Row; #count] = [#(#rows),*];
     })
-    .context("while writing the table of operations")
+    .context("while writing the table of operations")?;
+    Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
+}
+
+/// `create_generation` → `CreateGeneration`.
+fn upper_camel(id: &str) -> String {
+    id.split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
 }
 
 /// Drops the component schemas no operation reaches. The webhook payloads are

@@ -11,7 +11,7 @@ pub use api::{ApiError, ErrorCode, ErrorKind, FieldError};
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-use crate::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
 
 /// Everything that can go wrong in a call of this crate.
 ///
@@ -82,7 +82,7 @@ pub enum Error {
     },
 
     /// Waiting reached its deadline before the generation ended. It goes on on the
-    /// service: wait again with [`Generations::wait`](crate::Generations::wait).
+    /// service: wait again with [`Generations::wait`](crate::areas::Generations::wait).
     #[error("generation {id} was still {status} at the deadline; wait on it again to resume")]
     WaitTimeout {
         /// The generation.
@@ -110,7 +110,7 @@ pub enum Error {
 
     /// Something failed after the service accepted a create (reading the status, the
     /// connection): the generation exists and its cost is reserved. Wait on it again
-    /// with [`Generations::wait`](crate::Generations::wait), or create again with the
+    /// with [`Generations::wait`](crate::areas::Generations::wait), or create again with the
     /// same `Idempotency-Key`, which returns it instead of a new one.
     #[error("generation {id} was created (idempotency key {idempotency_key}), then {source}")]
     AfterCreate {

@@ -1,78 +1,10 @@
 //! The public catalogue, and sign-in links: operations that need no key.
 
+use crate::bridge::call;
+use crate::call::Call;
 use crate::client::Client;
-use crate::error::{Error, Result};
-use crate::open_enum::open_enum;
-use crate::options::Call;
-use crate::transport::call;
+use crate::error::Error;
 use crate::types;
-
-open_enum! {
-    /// State of a catalogue model (`status`).
-    ///
-    /// ```
-    /// let status: mediagen::ModelStatus = serde_json::from_str(r#""available""#)?;
-    /// assert_eq!(status, mediagen::ModelStatus::Available);
-    /// assert_eq!(mediagen::ModelStatus::from("paused").to_string(), "paused");
-    /// # Ok::<(), serde_json::Error>(())
-    /// ```
-    pub enum ModelStatus {
-        /// Creation works.
-        Available = "available",
-        /// Switched off: creation gives 403 `MODEL_NOT_AVAILABLE`.
-        Disabled = "disabled",
-        /// Withdrawn by the provider: creation gives 410 `MODEL_UNAVAILABLE`.
-        Withdrawn = "withdrawn",
-    }
-}
-
-open_enum! {
-    /// Type of a model parameter's value (`type` of a catalogue parameter).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::ModelParameterType::from("file"), mediagen::ModelParameterType::File);
-    /// ```
-    pub enum ModelParameterType {
-        /// Text.
-        String = "string",
-        /// A whole number.
-        Integer = "integer",
-        /// A number.
-        Number = "number",
-        /// `true` or `false`.
-        Boolean = "boolean",
-        /// A `fileId` from `POST /v1/files`.
-        File = "file",
-    }
-}
-
-open_enum! {
-    /// What a model's price counts (`pricing.unit`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::PriceUnit::Second.as_str(), "second");
-    /// ```
-    pub enum PriceUnit {
-        /// One per task.
-        Generation = "generation",
-        /// Seconds of `params.duration`.
-        Second = "second",
-        /// Thousands of characters of the prompt, rounded up.
-        ThousandCharacters = "thousand_characters",
-    }
-}
-
-open_enum! {
-    /// `status` of the liveness check.
-    ///
-    /// ```
-    /// assert!(mediagen::HealthStatus::from("ok").is_known());
-    /// ```
-    pub enum HealthStatus {
-        /// The service answers.
-        Ok = "ok",
-    }
-}
 
 /// The catalogue of a [`Client`]: models, their parameters and prices in roubles.
 ///
@@ -90,6 +22,24 @@ open_enum! {
 #[derive(Debug, Clone, Copy)]
 pub struct Catalog<'a> {
     client: &'a Client,
+}
+
+impl Client {
+    /// The public catalogue of models and prices.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mediagen::Error> {
+    /// # let mock = mediagen_mock_server::MockServer::start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// let model = client.catalog().model("flux-schnell").await?.expect("listed");
+    /// assert_eq!(model.pricing.base_rub, 2.5);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog::new(self)
+    }
 }
 
 impl<'a> Catalog<'a> {
@@ -170,6 +120,20 @@ impl<'a> Catalog<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Auth<'a> {
     client: &'a Client,
+}
+
+impl Client {
+    /// Sign-in links for the dashboard.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let auth = client.auth();
+    /// # drop(auth);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn auth(&self) -> Auth<'_> {
+        Auth::new(self)
+    }
 }
 
 impl<'a> Auth<'a> {

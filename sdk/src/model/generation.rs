@@ -1,7 +1,7 @@
 //! The generation record: what the service says about one task, its status, its
 //! kind of media and why it failed. The operations on generations are in
-//! `generations.rs`; errors (`error.rs`) carry these records, so they live below
-//! both.
+//! `areas/generations.rs`; errors (`error/`) carry these records, so they live
+//! below both.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::bridge::call;
+use crate::call::Call;
 use crate::client::Client;
-use crate::options::Call;
-use crate::transport::call;
 use crate::types;
 
 /// The account area of a [`Client`].
@@ -22,6 +22,20 @@ use crate::types;
 #[derive(Debug, Clone, Copy)]
 pub struct Account<'a> {
     client: &'a Client,
+}
+
+impl Client {
+    /// The account that owns the key, and its spending summary.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let account = client.account();
+    /// # drop(account);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn account(&self) -> Account<'_> {
+        Account::new(self)
+    }
 }
 
 impl<'a> Account<'a> {

@@ -11,124 +11,27 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt, stream};
 use http::header::{CONTENT_LENGTH, HeaderName, HeaderValue, USER_AGENT};
 use tokio::io::AsyncReadExt;
 use uuid::Uuid;
 
+use crate::bridge::call;
+use crate::call::{Call, within};
 use crate::client::Client;
 use crate::download::{Download, DownloadBytes, DownloadTo};
 use crate::error::{ApiError, Error, Result};
-use crate::generation::Generation;
-use crate::open_enum::open_enum;
-use crate::options::{Call, RequestOptions, request_options, within};
-use crate::transport::{Operation, call};
+use crate::model::file::{FileContentType, UploadedFile};
+use crate::model::generation::Generation;
+use crate::operation::Operation;
+use crate::options::{RequestOptions, request_options};
+use crate::progress::Progress;
+use crate::side_channel;
 use crate::types;
-
-open_enum! {
-    /// Type of an input file.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::FileContentType::from("video/mp4"), mediagen::FileContentType::VideoMp4);
-    /// ```
-    pub enum FileContentType {
-        /// PNG image.
-        ImagePng = "image/png",
-        /// JPEG image.
-        ImageJpeg = "image/jpeg",
-        /// WebP image.
-        ImageWebp = "image/webp",
-        /// WAV audio.
-        AudioWav = "audio/wav",
-        /// MPEG audio (mp3).
-        AudioMpeg = "audio/mpeg",
-        /// MP4 video.
-        VideoMp4 = "video/mp4",
-    }
-}
-
-open_enum! {
-    /// State of an input file (`status`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::FileStatus::Uploaded.as_str(), "uploaded");
-    /// ```
-    pub enum FileStatus {
-        /// The upload URL was issued; the bytes have not arrived.
-        AwaitingUpload = "awaiting_upload",
-        /// The bytes arrived.
-        Uploaded = "uploaded",
-    }
-}
-
-open_enum! {
-    /// The HTTP method of a presigned upload.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::UploadMethod::Put.as_str(), "PUT");
-    /// ```
-    pub enum UploadMethod {
-        /// `PUT`.
-        Put = "PUT",
-    }
-}
 
 const CHUNK: usize = 64 * 1024;
 
-/// Bytes moved so far, for progress callbacks.
-///
-/// ```
-/// let progress = mediagen::Progress { bytes: 512, total: Some(2048) };
-/// assert_eq!(progress.fraction(), Some(0.25));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Bytes sent or received.
-    pub bytes: u64,
-    /// The whole size, when known.
-    pub total: Option<u64>,
-}
-
-impl Progress {
-    /// `bytes / total`, when the total is known and not zero.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::Progress { bytes: 1, total: None }.fraction(), None);
-    /// ```
-    pub fn fraction(&self) -> Option<f64> {
-        match self.total {
-            Some(total) if total > 0 => Some(self.bytes as f64 / total as f64),
-            _ => None,
-        }
-    }
-}
-
 type ProgressCallback<'a> = Box<dyn FnMut(Progress) + Send + 'a>;
-
-/// An uploaded input file: pass `file_id` as `params.image_file_id`.
-///
-/// ```
-/// # fn use_it(uploaded: mediagen::UploadedFile) {
-/// let request = mediagen::GenerationRequest::new("imagen-4", "the same cat, in watercolour")
-///     .param("image_file_id", uploaded.file_id.to_string());
-/// # drop(request);
-/// # }
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct UploadedFile {
-    /// The file's id (`fileId`).
-    pub file_id: Uuid,
-    /// Where the stored file is read from, when the service says.
-    pub file_url: Option<String>,
-    /// Bytes sent.
-    pub size_bytes: u64,
-    /// The declared type.
-    pub content_type: FileContentType,
-    /// When the upload URL stops working, when the service says.
-    pub expires_at: Option<DateTime<Utc>>,
-}
 
 /// The files area of a [`Client`].
 ///
@@ -141,6 +44,20 @@ pub struct UploadedFile {
 #[derive(Debug, Clone, Copy)]
 pub struct Files<'a> {
     client: &'a Client,
+}
+
+impl Client {
+    /// Input files: upload through presigned URLs, and download results.
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let files = client.files();
+    /// # drop(files);
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn files(&self) -> Files<'_> {
+        Files::new(self)
+    }
 }
 
 impl<'a> Files<'a> {
@@ -573,7 +490,13 @@ impl<'a> Upload<'a> {
         };
         let first = build()?;
         let shared = client.shared();
-        let put = shared.run(Operation::storage("upload_file"), first, || build().ok());
+        let options = side_channel::options(&shared.defaults);
+        let put = shared.run(
+            Operation::storage("upload_file"),
+            first,
+            || build().ok(),
+            &options,
+        );
         let mut put = std::pin::pin!(put);
         let result = loop {
             tokio::select! {
@@ -586,8 +509,13 @@ impl<'a> Upload<'a> {
                 }
             }
         };
-        let (result, attempts) = result;
-        let response = result.map_err(|source| Error::Connection { attempts, source })?;
+        let (result, record) = result;
+        let response = result.map_err(|source| {
+            record.into_error(|record| Error::Connection {
+                attempts: record.attempts,
+                source,
+            })
+        })?;
         check(response).await?;
         if let Some(callback) = on_progress.as_mut() {
             callback(Progress {
