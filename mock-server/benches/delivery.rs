@@ -6,12 +6,13 @@
 //! MEDIAGEN_BENCH_MESSAGES=50000 MEDIAGEN_BENCH_ROUNDS=5 cargo bench -p mediagen-mock-server --bench delivery
 //! ```
 //!
-//! Each round queues the messages at once (5 endpoints of one user) and times
-//! until the receiver has verified all of them.
+//! Each round asks for the messages as test deliveries (`POST
+//! /v1/webhook-endpoints/{id}/test`, 64 at a time, to 5 endpoints of one user)
+//! and times from the first request until the receiver has verified all of
+//! them; the mock delivers while the requests still arrive.
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +21,8 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use mediagen_mock_server::Kopecks;
-use mediagen_mock_server::{AppState, ClockMode, Config};
+use futures::{StreamExt, stream};
+use mediagen_mock_server::{ClockMode, MockServer};
 use serde_json::json;
 use tokio::net::TcpListener;
 use webhook_verify::Webhook;
@@ -53,17 +54,16 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let state = AppState::new(Config {
-            clock: ClockMode::Real,
-            rate_limits: false,
-            allow_private_webhooks: true,
-            ..Config::default()
-        });
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let mock_addr: SocketAddr = listener.local_addr().expect("address");
-        tokio::spawn(mediagen_mock_server::run(state.clone(), listener, std::future::pending()));
-
-        let user = state.create_user(Kopecks::from_rub(1.0), None);
+        let mock = MockServer::builder()
+            .config(|c| {
+                c.clock = ClockMode::Real;
+                c.rate_limits = false;
+                c.allow_private_webhooks = true;
+            })
+            .start()
+            .await;
+        let mock_addr = mock.address();
+        let user = mock.create_user(1.0);
         let http = reqwest::Client::new();
         let receiver_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let hook = format!("http://{}/hook", receiver_listener.local_addr().expect("address"));
@@ -90,24 +90,29 @@ fn main() {
         let app = axum::Router::new().route("/hook", post(receive)).with_state(receiver.clone());
         tokio::spawn(async move { axum::serve(receiver_listener, app).await });
 
-        let payload = Bytes::from(serde_json::to_vec(&json!({"id": "evt_bench", "type": "generation.completed", "data": {}})).expect("json"));
         let mut rates = Vec::new();
         for round in 1..=rounds {
             receiver.verified.store(0, Ordering::SeqCst);
             let started = Instant::now();
-            {
-                let now = state.now();
-                let mut store = state.store();
-                for n in 0..messages {
-                    let endpoint = store.endpoint(&endpoints[n % endpoints.len()]).expect("created").clone();
-                    store.enqueue_message(&endpoint, "generation.completed", format!("evt_{n}"), payload.clone(), now);
-                }
-            }
-            state.worker_notify().notify_one();
+            stream::iter(0..messages)
+                .map(|n| {
+                    http.post(format!(
+                        "http://{mock_addr}/v1/webhook-endpoints/{}/test",
+                        endpoints[n % endpoints.len()]
+                    ))
+                    .bearer_auth(&user.api_key)
+                    .send()
+                })
+                .buffer_unordered(64)
+                .for_each(|answer| async move {
+                    let status = answer.expect("a test delivery").status();
+                    assert_eq!(status, 202, "the test delivery is queued");
+                })
+                .await;
             while receiver.verified.load(Ordering::SeqCst) < messages {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            state.deliverer().settled().await;
+            mock.deliveries_settled().await;
             let rate = messages as f64 / started.elapsed().as_secs_f64();
             eprintln!("round {round}/{rounds}: {rate:.0} deliveries/s");
             rates.push(rate);

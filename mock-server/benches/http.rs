@@ -20,7 +20,7 @@ use std::process::Command;
 
 use axum::Json;
 use axum::routing::get;
-use mediagen_mock_server::{AppState, ClockMode, Config};
+use mediagen_mock_server::MockServer;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -100,33 +100,19 @@ fn main() {
         .build()
         .expect("runtime");
 
-    let (mock_addr, bare_addr, keys) = runtime.block_on(async {
-        let config = Config {
-            clock: ClockMode::Real,
-            time_scale: 1_000_000.0,
-            rate_limits: false,
-            queue_seconds: 0.0,
-            ..Config::default()
-        };
-        let state = AppState::new(config);
-        let keys: Vec<String> = (0..USERS)
-            .map(|_| {
-                state
-                    .create_user(mediagen_mock_server::Kopecks::from_rub(1e9), None)
-                    .api_key
-            })
-            .collect();
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let mock_addr = listener.local_addr().expect("address");
-        tokio::spawn(mediagen_mock_server::run(
-            state,
-            listener,
-            std::future::pending(),
-        ));
+    let (mock, bare_addr, keys) = runtime.block_on(async {
+        let mock = MockServer::builder()
+            .real_clock(1_000_000.0)
+            .rate_limits(false)
+            .queue_seconds(0.0)
+            .start()
+            .await;
+        let keys: Vec<String> = (0..USERS).map(|_| mock.create_user(1e9).api_key).collect();
         let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
         let bare_addr = serve(bare).await;
-        (mock_addr, bare_addr, keys)
+        (mock, bare_addr, keys)
     });
+    let mock_addr = mock.address();
     // A generation to read, made anew for each round: the creates of the round
     // before push older ones out of the mock's retention bound.
     let fresh_generation = || -> String {

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::delivery;
 use crate::domain::webhook::Trigger;
 use crate::state::AppState;
+use crate::wire::events;
 
 /// Runs until the process ends. Wakes when a job is due (real clock), when the
 /// clock is advanced (manual clock), or when a new job is scheduled.
@@ -39,7 +40,11 @@ pub async fn run(state: AppState) {
 /// effects of the advance as soon as the call returns.
 pub fn run_due_jobs(state: &AppState) -> Option<DateTime<Utc>> {
     let now = state.now();
-    let (deliveries, next) = state.store().run_due(now, state.base_url());
+    let (deliveries, next) = {
+        let mut store = state.store();
+        let events = events::Writer::new(state.base_url(), store.responses());
+        store.run_due(now, state.base_url(), &events)
+    };
     for message_id in deliveries {
         delivery::spawn_attempt(state, message_id, Trigger::Scheduled);
     }

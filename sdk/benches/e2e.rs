@@ -174,7 +174,7 @@ impl Rig {
                 .unwrap()
                 .insert(index, Arc::new(created.secret.verifier().unwrap()));
         }
-        let (real_origin, mock_origin) = (Instant::now(), mock.state().clock().now());
+        let (real_origin, mock_origin) = (Instant::now(), mock.now());
         Self {
             mock,
             receiver,

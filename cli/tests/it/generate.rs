@@ -306,12 +306,6 @@ async fn a_create_refused_twice_then_answered_after_it_acted_ends_with_one_gener
         1000.0 - done["costRub"].as_f64().unwrap(),
         "one charge"
     );
-    let user = setup
-        .mock
-        .state()
-        .store()
-        .user(setup.user)
-        .cloned()
-        .expect("the user");
+    let user = setup.mock.user(setup.user).expect("the user");
     assert_eq!(user.generations.len(), 1, "one generation");
 }

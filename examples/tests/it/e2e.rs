@@ -122,11 +122,7 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
     let generation = client.generations().get(created.id).await.unwrap();
     assert_eq!(generation.status, GenerationStatus::Failed);
     assert_eq!(
-        mock.state()
-            .store()
-            .generation(created.id)
-            .unwrap()
-            .attempts,
+        mock.generation(created.id).unwrap().attempts,
         3,
         "final after the third attempt"
     );
@@ -186,11 +182,9 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
         .unwrap();
 
     let creates: Vec<_> = mock
-        .state()
         .requests()
-        .iter()
+        .into_iter()
         .filter(|r| r.method == "POST" && r.path == "/v1/generations")
-        .cloned()
         .collect();
     assert_eq!(creates.len(), 2, "the lost answer, then the retry");
     assert!(creates.iter().all(|r| r.status == Some(202)), "{creates:?}");

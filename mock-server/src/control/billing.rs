@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::billing::{Topup, TopupStatus};
 use crate::error::{ApiError, Result};
-use crate::routes::{Path, uuid_param};
+use crate::extract::{Path, uuid_param};
 use crate::state::AppState;
 use crate::wire::timestamp;
 

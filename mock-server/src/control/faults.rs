@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::ControlJson;
 use crate::domain::fault::{Fault, FaultRequest};
 use crate::error::{ApiError, Result};
-use crate::routes::Path;
+use crate::extract::Path;
 use crate::state::AppState;
 
 pub(super) fn router() -> Router<AppState> {

@@ -26,7 +26,7 @@ use crate::domain::catalog::ModelState;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::{ApiError, Result};
-use crate::routes::Path;
+use crate::extract::Path;
 use crate::state::AppState;
 use crate::wire::timestamp;
 use crate::worker::run_due_jobs;
@@ -105,7 +105,7 @@ fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
 }
 
 fn user_id(raw: &str) -> Result<UserId> {
-    crate::routes::uuid_param(raw, "userId")
+    crate::extract::uuid_param(raw, "userId")
 }
 
 fn rub(value: f64, name: &str) -> Result<Kopecks> {

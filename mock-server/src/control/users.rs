@@ -11,7 +11,7 @@ use super::{ControlJson, rub, user_id};
 use crate::domain::UserId;
 use crate::domain::auth::Scope;
 use crate::error::{ApiError, Result};
-use crate::routes::Path;
+use crate::extract::Path;
 use crate::state::AppState;
 use crate::wire::timestamp;
 

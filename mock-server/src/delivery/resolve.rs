@@ -66,11 +66,6 @@ impl OverrideResolver {
         self.lock().insert(normalize(host), ips);
     }
 
-    /// Forgets every fixed answer.
-    pub fn clear(&self) {
-        self.lock().clear();
-    }
-
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Vec<IpAddr>>> {
         // Every write is one insert or clear, so a panic while the lock was
         // held cannot have left the map half-written.
@@ -109,12 +104,5 @@ mod tests {
         assert_eq!(pinned, [IpAddr::from([93, 184, 216, 34])]);
         // The fallback is asked for the rest: an .invalid name fails at once.
         assert!(resolver.resolve("other.invalid", 443).await.is_err());
-        resolver.clear();
-        assert!(
-            resolver
-                .resolve("hooks.example.invalid", 443)
-                .await
-                .is_err()
-        );
     }
 }

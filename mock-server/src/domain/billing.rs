@@ -4,6 +4,7 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, TimeDelta, 
 use uuid::Uuid;
 
 use super::UserId;
+use super::ledger::Entry;
 use super::money::Kopecks;
 use super::rate_limit::TOPUP;
 
@@ -117,7 +118,6 @@ pub fn within_daily_cap(
 pub enum InvoiceStatus {
     Issued,
     Paid,
-    Cancelled,
 }
 
 #[derive(Debug, Clone)]
@@ -238,4 +238,19 @@ mod tests {
             now
         ));
     }
+}
+
+/// An entry of the balance history as the public API shows it.
+#[derive(Debug, Clone)]
+pub struct HistoryRow {
+    /// The ledger's entry.
+    pub entry: Entry,
+    /// `RESERVED`, `CHARGED`, `REFUNDED` or `COMPLETED`.
+    pub status: &'static str,
+    /// What it finally amounts to: 0 once refunded.
+    pub net: Kopecks,
+    /// Human-readable text.
+    pub description: String,
+    /// When the charge was refunded.
+    pub refunded_at: Option<DateTime<Utc>>,
 }

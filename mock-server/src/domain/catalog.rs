@@ -91,7 +91,7 @@ pub enum ModelState {
     CircuitOpen,
     /// 503 `MARGIN_GUARD`.
     MarginGuard,
-    /// 400 `VALIDATION_ERROR` with [`PRICING_MISSING`].
+    /// 400 `VALIDATION_ERROR`: `Model pricing not configured`.
     PricingMissing,
 }
 
@@ -109,6 +109,18 @@ impl ModelState {
         }
     }
 
+    /// Whether a create or an estimate may go on with `model` in this state,
+    /// or the refusal of rule 9.
+    pub fn admits(self, model: &Model) -> Result<(), ModelRefused> {
+        match self.in_force(model) {
+            Self::Available => Ok(()),
+            state => Err(ModelRefused {
+                slug: model.slug.clone(),
+                state,
+            }),
+        }
+    }
+
     /// What the public catalogue shows for `model` in this state.
     pub fn public_status(self, model: &Model) -> PublicStatus {
         match self {
@@ -117,6 +129,15 @@ impl ModelState {
             _ => model.status,
         }
     }
+}
+
+/// A model refused by its state (rule 9 of `POST /v1/generations`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRefused {
+    /// The model.
+    pub slug: String,
+    /// Its state in force: never `Available`.
+    pub state: ModelState,
 }
 
 /// Availability as the public catalogue shows it.

@@ -67,6 +67,25 @@ pub fn check_upload(content_type: &str, size: u64) -> Result<u64, UploadRefusal>
     Ok(max)
 }
 
+/// Why the bytes PUT to an upload URL were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UploadError {
+    /// The file was deleted after its URL was issued.
+    #[error("The file was deleted")]
+    Deleted,
+    /// Another content type than the one declared.
+    #[error("Content-Type must be {0} as declared")]
+    WrongType(String),
+    /// More bytes than declared.
+    #[error("The upload has {given} bytes; {declared} were declared")]
+    TooLarge {
+        /// Bytes sent.
+        given: u64,
+        /// Bytes declared.
+        declared: u64,
+    },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileStatus {
@@ -143,6 +162,29 @@ pub fn upload_signature_matches(key: &[u8], file_id: Uuid, expires: i64, signatu
         .as_bytes()
         .ct_eq(signature.as_bytes())
         .into()
+}
+
+/// The file a presigned upload URL names, if it may be used at `now`: signed,
+/// its signature, then its expiry; the refusal (403) says which.
+pub fn check_presigned(
+    key: &[u8],
+    file_id: &str,
+    expires: Option<i64>,
+    signature: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Uuid, &'static str> {
+    let (Ok(file_id), Some(expires), Some(signature)) =
+        (Uuid::parse_str(file_id), expires, signature)
+    else {
+        return Err("Upload URL is not signed; request one with POST /v1/files");
+    };
+    if !upload_signature_matches(key, file_id, expires, signature) {
+        return Err("Upload URL signature does not match");
+    }
+    if now.timestamp() > expires {
+        return Err("Upload URL has expired; request a new one with POST /v1/files");
+    }
+    Ok(file_id)
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@ pub mod moderation;
 pub mod money;
 pub mod outcome;
 pub mod rate_limit;
+pub mod refusal;
 pub mod requisites;
+pub mod user;
 pub mod webhook;
 
 /// A clean-up that runs at most once a minute of the mock's clock, so that

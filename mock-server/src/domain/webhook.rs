@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::UserId;
+use super::generation::{Generation, Status};
 
 /// Endpoints per account.
 pub const MAX_ENDPOINTS: usize = 5;
@@ -32,6 +33,25 @@ pub const EVENT_FILTERS: [&str; 4] = [
     "generation.*",
     "*",
 ];
+
+/// The event a task that just reached a final state sends, if it sends one (a
+/// cancelled task does not).
+pub fn event_type(generation: &Generation) -> Option<&'static str> {
+    match generation.status {
+        Status::Succeeded => Some(EVENT_TYPES[0]),
+        Status::Failed => Some(EVENT_TYPES[1]),
+        _ => None,
+    }
+}
+
+/// Writes the body of the event of a task that just reached a final state
+/// (see [`event_type`]). The store keeps records and writes no JSON: whoever
+/// runs its jobs hands it one of these (`wire/events.rs`), so that the event
+/// is queued in the same step as the state it tells of.
+pub trait EventBodies {
+    /// The bytes of the event `event_id` of `generation`, made at `at`.
+    fn ended(&self, generation: &Generation, event_id: &str, at: DateTime<Utc>) -> Bytes;
+}
 
 /// Why an endpoint cannot be added or changed as asked (the validation table of
 /// `POST /v1/webhook-endpoints`; the address rules are in `address.rs`).

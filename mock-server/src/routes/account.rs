@@ -2,20 +2,20 @@
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Duration;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{AuthUser, Query, json_body, query_error, time_param};
 use crate::domain::catalog::MediaType;
 use crate::domain::ledger::Charge;
 use crate::domain::money::Kopecks;
+use crate::domain::refusal::Invalid;
 use crate::error::{ApiError, Result};
+use crate::extract::{AuthUser, Body, ContractBody, Query, time_param};
 use crate::state::AppState;
 use crate::wire::{account as view, timestamp};
 
@@ -49,12 +49,7 @@ async fn get_summary(
     let to = time_param(&query, "to")?.unwrap_or(now);
     let from = time_param(&query, "from")?.unwrap_or(to - Duration::days(30));
     if from > to {
-        return Err(query_error(
-            "from",
-            "maximum",
-            "must not be after `to`".into(),
-            json!({}),
-        ));
+        return Err(Invalid::query("from", "maximum", "must not be after `to`", json!({})).into());
     }
     let store = state.store();
     let in_range: Vec<_> = store
@@ -93,20 +88,24 @@ async fn get_summary(
     })))
 }
 
+/// The body of `POST /v1/auth/magic-link/request`.
+#[derive(Debug, Deserialize)]
+struct MagicLinkRequest {
+    email: String,
+}
+
+impl ContractBody for MagicLinkRequest {
+    const SCHEMA: &'static str = "MagicLinkRequest";
+}
+
 /// The same answer whether or not an account has the address, so the request
 /// cannot be used to find out who is a customer; the message itself goes to
 /// the outbox (`GET /_mock/outbox`) only when there is an account.
 async fn request_magic_link(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    Body(body): Body<MagicLinkRequest>,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let body = json_body(&state, &headers, body, "MagicLinkRequest")?;
-    let email = body["email"]
-        .as_str()
-        .unwrap_or_default()
-        .trim()
-        .to_lowercase();
+    let email = body.email.trim().to_lowercase();
     let token = uuid::Uuid::new_v4().simple().to_string();
     let link = format!("{}/auth/magic-link/{token}", state.base_url());
     let now = state.now();

@@ -3,25 +3,27 @@
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{AuthUser, Path, Query, json_body, page, query_error, time_param, uuid_param};
 use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::billing::{BillingRefusal, DAILY_TOPUP_CAP, Invoice, InvoiceStatus};
+use crate::domain::billing::{BillingRefusal, Invoice, InvoiceStatus};
 use crate::domain::ledger::EntryKind;
 use crate::domain::money::Kopecks;
-use crate::domain::rate_limit::TOPUP;
+use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::domain::requisites::{self, Requisites};
-use crate::error::{ApiError, Result, Window};
+use crate::error::Result;
+use crate::extract::{
+    AuthUser, Body, ContractBody, Path, Query, RawBody, enum_param, page, parse, time_param,
+    uuid_param,
+};
 use crate::render::pdf::{self, InvoiceDoc, Line};
 use crate::state::AppState;
 use crate::wire::billing as view;
@@ -43,6 +45,38 @@ pub fn router() -> Router<AppState> {
         .route("/v1/billing/topup", post(create_topup))
 }
 
+/// The body of `PUT /v1/billing/requisites`.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+struct RequisitesInput(Requisites);
+
+impl ContractBody for RequisitesInput {
+    const SCHEMA: &'static str = "RequisitesInput";
+}
+
+/// The body of `POST /v1/billing/invoices`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateInvoiceRequest {
+    amount_rub: f64,
+}
+
+impl ContractBody for CreateInvoiceRequest {
+    const SCHEMA: &'static str = "CreateInvoiceRequest";
+}
+
+/// The body of `POST /v1/billing/topup`; `returnUrl` is where the payment page
+/// sends the payer back, which the mock's page does not need.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TopupRequest {
+    amount_rub: f64,
+}
+
+impl ContractBody for TopupRequest {
+    const SCHEMA: &'static str = "TopupRequest";
+}
+
 async fn get_balance(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
     let account = state.store().account(user.user_id).unwrap_or_default();
     Json(view::balance(&account, state.now()))
@@ -56,19 +90,15 @@ async fn list_billing_history(
     user: AuthUser,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    let kind = match query.get("type").map(String::as_str) {
+    let kind = match enum_param(
+        &query,
+        "type",
+        &["TOPUP", "GENERATION_CHARGE", "ADJUSTMENT"],
+    )? {
         None => None,
         Some("TOPUP") => Some(EntryKind::Topup),
         Some("GENERATION_CHARGE") => Some(EntryKind::GenerationCharge),
-        Some("ADJUSTMENT") => Some(EntryKind::Adjustment),
-        Some(_) => {
-            return Err(query_error(
-                "type",
-                "enum",
-                "must be equal to one of the allowed values".into(),
-                json!({"allowedValues": ["TOPUP", "GENERATION_CHARGE", "ADJUSTMENT"]}),
-            ));
-        }
+        Some(_) => Some(EntryKind::Adjustment),
     };
     let (from, to) = (time_param(&query, "from")?, time_param(&query, "to")?);
     let rows: Vec<Value> = state
@@ -90,31 +120,20 @@ async fn list_billing_history(
 
 async fn get_requisites(State(state): State<AppState>, user: AuthUser) -> Result<Json<Value>> {
     let store = state.store();
-    let (r, at) = store.requisites(user.user_id).ok_or_else(|| {
-        ApiError::not_found("No requisites are set; set them with PUT /v1/billing/requisites")
-    })?;
+    let (r, at) = store.requisites(user.user_id).ok_or(Missing::Requisites)?;
     Ok(Json(view::requisites(r, *at)))
 }
 
 async fn set_requisites(
     State(state): State<AppState>,
     user: AuthUser,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    Body(RequisitesInput(given)): Body<RequisitesInput>,
 ) -> Result<Json<Value>> {
-    let body = json_body(&state, &headers, body, "RequisitesInput")?;
-    let given: Requisites = serde_json::from_value(body).map_err(|e| {
-        let message = format!("Requisites do not match the schema: {e}");
-        ApiError::validation(
-            message.clone(),
-            vec![FieldError::new("", "type", message, json!({}))],
-        )
-    })?;
     // Stored trimmed, so documents print what was meant.
     let given = given.normalized();
     let fields = requisites::validate(&given);
     if !fields.is_empty() {
-        return Err(ApiError::validation("Requisites are not valid", fields));
+        return Err(Invalid::new("Requisites are not valid", fields).into());
     }
     let now = state.now();
     state
@@ -141,61 +160,29 @@ async fn list_invoices(
 async fn create_invoice(
     State(state): State<AppState>,
     user: AuthUser,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    Body(body): Body<CreateInvoiceRequest>,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let body = json_body(&state, &headers, body, "CreateInvoiceRequest")?;
-    let amount = whole_kopecks(&body, "amountRub")?;
+    let amount = whole_kopecks(body.amount_rub, "amountRub")?;
     let now = state.now();
-    let invoice = state
-        .store()
-        .create_invoice(user.user_id, amount, now)
-        .map_err(refused)?;
+    let invoice = state.store().create_invoice(user.user_id, amount, now)?;
     Ok((
         StatusCode::CREATED,
         Json(view::invoice(state.base_url(), &invoice)),
     ))
 }
 
-/// A billing rule refused: the envelope of its code.
-fn refused(refusal: BillingRefusal) -> ApiError {
-    match refusal {
-        BillingRefusal::TooManyTopups { retry_after } => ApiError::RateLimited {
-            message: refusal.to_string(),
-            window: Some(Window {
-                limit: TOPUP.max,
-                retry_after,
-            }),
-        },
-        BillingRefusal::DailyCapExceeded => ApiError::DailyCapExceeded {
-            message: refusal.to_string(),
-            limit: DAILY_TOPUP_CAP,
-        },
-        BillingRefusal::NoRequisites => ApiError::validation(
-            refusal.to_string(),
-            vec![FieldError {
-                path: "/requisites".into(),
-                keyword: "required".into(),
-                message: "must have requisites".into(),
-                params: json!({"missingProperty": "requisites"}),
-            }],
-        ),
-    }
-}
-
 /// A rouble amount with at most two decimals, in kopecks; 400 otherwise.
-fn whole_kopecks(body: &Value, name: &str) -> Result<Kopecks> {
-    let rub = body[name].as_f64().unwrap_or(0.0);
+fn whole_kopecks(rub: f64, name: &str) -> Result<Kopecks, Invalid> {
     let kopecks = Kopecks::from_rub(rub);
     if (kopecks.rub() - rub).abs() > 1e-9 {
-        return Err(ApiError::validation(
+        return Err(Invalid::new(
             format!("{name} must have at most two decimals"),
-            vec![FieldError {
-                path: format!("/{name}"),
-                keyword: "multipleOf".into(),
-                message: "must be multiple of 0.01".into(),
-                params: json!({"multipleOf": 0.01}),
-            }],
+            vec![FieldError::new(
+                format!("/{name}"),
+                "multipleOf",
+                "must be multiple of 0.01",
+                json!({"multipleOf": 0.01}),
+            )],
         ));
     }
     Ok(kopecks)
@@ -206,7 +193,7 @@ fn own_invoice(state: &AppState, user_id: UserId, id: &str) -> Result<(Invoice, 
     state
         .store()
         .own_invoice(user_id, id)
-        .ok_or_else(|| ApiError::not_found(format!("Invoice {id} not found")))
+        .ok_or_else(|| Missing::Invoice(id).into())
 }
 
 fn pdf(bytes: Vec<u8>, filename: &str) -> Response {
@@ -262,10 +249,7 @@ async fn get_invoice_act(
 ) -> Result<Response> {
     let (invoice, buyer) = own_invoice(&state, user.user_id, &id)?;
     if invoice.status != InvoiceStatus::Paid {
-        return Err(ApiError::Conflict(format!(
-            "Invoice {} is not paid yet; the closing act is issued after payment",
-            invoice.number
-        )));
+        return Err(Conflict::InvoiceUnpaid(invoice.number).into());
     }
     Ok(pdf(
         document(&invoice, &buyer, pdf::act_pdf),
@@ -280,7 +264,7 @@ async fn create_topup(
     State(state): State<AppState>,
     user: AuthUser,
     headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: RawBody,
 ) -> Result<Response> {
     let now = state.now();
     let scale = state.clock().edge_scale();
@@ -288,9 +272,10 @@ async fn create_topup(
     let result = if window.allowed || !state.config().rate_limits {
         topup(&state, user.user_id, &headers, body, now)
     } else {
-        Err(refused(BillingRefusal::TooManyTopups {
+        Err(BillingRefusal::TooManyTopups {
             retry_after: window.retry_after(scale),
-        }))
+        }
+        .into())
     };
     // A top-up that pays itself (auto-pay) is a job the worker may not expect yet.
     if result.is_ok() && state.store().worker_wake_needed() {
@@ -315,14 +300,12 @@ fn topup(
     state: &AppState,
     user_id: UserId,
     headers: &HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: RawBody,
     now: DateTime<Utc>,
 ) -> Result<Value> {
-    let body = json_body(state, headers, body, "TopupRequest")?;
-    let amount = whole_kopecks(&body, "amountRub")?;
-    let record = state
-        .store()
-        .top_up(user_id, amount, now)
-        .map_err(refused)?;
+    // Counted against the window whether or not the body is valid.
+    let body: TopupRequest = parse(state, headers, body)?;
+    let amount = whole_kopecks(body.amount_rub, "amountRub")?;
+    let record = state.store().top_up(user_id, amount, now)?;
     Ok(view::topup(state.base_url(), &record))
 }

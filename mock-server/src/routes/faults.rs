@@ -42,7 +42,7 @@ pub async fn gate(State(state): State<AppState>, request: Request, next: Next) -
     match effect {
         None => next.run(request).await,
         Some(Effect::Error(error)) => {
-            axum::response::IntoResponse::into_response(ApiError::Injected(error))
+            axum::response::IntoResponse::into_response(ApiError::from(error))
         }
         Some(Effect::Drop) => dropped(),
         Some(Effect::DropAfter) => {

@@ -1,23 +1,22 @@
 //! Input files: the upload request with its presigned PUT URL, the PUT itself,
 //! get, delete, and the file's own URL.
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{AuthUser, Path, Query, json_body, uuid_param};
-use crate::contract::FieldError;
 use crate::domain::UserId;
-use crate::domain::file::{self, StoredFile, UploadRefusal};
+use crate::domain::file::{self, StoredFile};
+use crate::domain::refusal::Missing;
 use crate::error::{ApiError, Result};
+use crate::extract::{
+    AuthUser, Body, ContractBody, Path, Query, RawBody, body_refusal, uuid_param,
+};
 use crate::state::AppState;
-use crate::store::UploadError;
 use crate::wire::files as view;
 
 /// The API routes, behind the service middleware.
@@ -35,37 +34,30 @@ pub fn storage_router() -> Router<AppState> {
         .method_not_allowed_fallback(super::method_not_allowed)
 }
 
+/// The body of `POST /v1/files`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileUploadRequest {
+    filename: String,
+    content_type: String,
+    size_bytes: u64,
+}
+
+impl ContractBody for FileUploadRequest {
+    const SCHEMA: &'static str = "FileUploadRequest";
+}
+
 async fn create_file_upload(
     State(state): State<AppState>,
     user: AuthUser,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    Body(body): Body<FileUploadRequest>,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let body = json_body(&state, &headers, body, "FileUploadRequest")?;
-    let content_type = body["contentType"].as_str().unwrap_or_default().to_owned();
-    let size = body["sizeBytes"].as_u64().unwrap_or(0);
-    let max = file::check_upload(&content_type, size).map_err(|refusal| match refusal {
-        UploadRefusal::Unsupported(_) => ApiError::validation(
-            refusal.to_string(),
-            vec![FieldError::new(
-                "/contentType",
-                "enum",
-                "must be equal to one of the allowed values",
-                json!({"allowedValues": file::content_types().collect::<Vec<_>>()}),
-            )],
-        ),
-        UploadRefusal::TooLarge { max, .. } => ApiError::Validation {
-            message: refusal.to_string(),
-            fields: vec![FieldError {
-                path: "/sizeBytes".into(),
-                keyword: "maximum".into(),
-                message: format!("must be <= {max}"),
-                params: json!({"comparison": "<=", "limit": max}),
-            }],
-            details: Some(json!({"maxSizeBytes": max})),
-        },
-    })?;
-    let filename = body["filename"].as_str().unwrap_or_default().to_owned();
+    let FileUploadRequest {
+        filename,
+        content_type,
+        size_bytes: size,
+    } = body;
+    let max = file::check_upload(&content_type, size)?;
     let stored = StoredFile::new(user.user_id, filename, content_type, size, state.now());
     let expires = stored.upload_expires_at.timestamp();
     let signature = file::upload_signature(state.upload_key(), stored.id, expires);
@@ -84,11 +76,7 @@ fn own_file(state: &AppState, user_id: UserId, id: &str) -> Result<StoredFile> {
         .store()
         .own_file(user_id, id)
         .cloned()
-        .ok_or_else(|| not_found(id))
-}
-
-fn not_found(id: uuid::Uuid) -> ApiError {
-    ApiError::not_found(format!("File {id} not found"))
+        .ok_or_else(|| Missing::File(id).into())
 }
 
 async fn get_file(
@@ -108,7 +96,7 @@ async fn delete_file(
     if state.store().delete_file(user.user_id, id) {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(not_found(id))
+        Err(Missing::File(id).into())
     }
 }
 
@@ -125,79 +113,32 @@ async fn upload(
     Path(id): Path<String>,
     Query(query): Query<Presigned>,
     headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
-) -> Response {
-    let forbidden = |why: &'static str| ApiError::Authorization(why).into_response();
-    let (Ok(id), Some(expires), Some(signature)) =
-        (uuid::Uuid::parse_str(&id), query.expires, query.signature)
-    else {
-        return forbidden("Upload URL is not signed; request one with POST /v1/files");
-    };
-    if !file::upload_signature_matches(state.upload_key(), id, expires, &signature) {
-        return forbidden("Upload URL signature does not match");
-    }
-    if state.now().timestamp() > expires {
-        return forbidden("Upload URL has expired; request a new one with POST /v1/files");
-    }
-    let bytes = match body {
-        Ok(bytes) => bytes,
-        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return ApiError::PayloadTooLarge {
-                limit: state.config().body_limit_bytes,
-            }
-            .into_response();
-        }
-        Err(rejection) => {
-            let message = format!("Could not read the upload: {rejection}");
-            return ApiError::validation(
-                message.clone(),
-                vec![FieldError::new("", "body", message, json!({}))],
-            )
-            .into_response();
-        }
-    };
+    body: RawBody,
+) -> Result<StatusCode> {
+    let id = file::check_presigned(
+        state.upload_key(),
+        &id,
+        query.expires,
+        query.signature.as_deref(),
+        state.now(),
+    )
+    .map_err(ApiError::Authorization)?;
+    let bytes = body.map_err(|rejection| body_refusal(&state, &rejection))?;
     let given_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let now = state.now();
-    let received = state
+    state
         .store()
-        .receive_upload(id, given_type, bytes.to_vec(), now);
-    match received {
-        Ok(()) => StatusCode::OK.into_response(),
-        Err(UploadError::Deleted) => {
-            ApiError::not_found(UploadError::Deleted.to_string()).into_response()
-        }
-        Err(refused) => {
-            let field = match &refused {
-                UploadError::WrongType(declared) => FieldError::new(
-                    "/headers/Content-Type",
-                    "const",
-                    "must be equal to constant",
-                    json!({"allowedValue": declared}),
-                ),
-                UploadError::TooLarge { declared, .. } => FieldError::new(
-                    "",
-                    "maxLength",
-                    format!("must NOT have more than {declared} bytes"),
-                    json!({"limit": declared}),
-                ),
-                UploadError::Deleted => {
-                    FieldError::new("", "invalid", refused.to_string(), json!({}))
-                }
-            };
-            ApiError::validation(refused.to_string(), vec![field]).into_response()
-        }
-    }
+        .receive_upload(id, given_type, bytes.to_vec(), now)?;
+    Ok(StatusCode::OK)
 }
 
-async fn download(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn download(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response> {
     let file = uuid::Uuid::parse_str(&id)
         .ok()
-        .and_then(|id| state.store().uploaded_file(id).cloned());
-    match file {
-        Some(file) => ([(header::CONTENT_TYPE, file.content_type)], file.bytes).into_response(),
-        None => ApiError::not_found("No such file").into_response(),
-    }
+        .and_then(|id| state.store().uploaded_file(id).cloned())
+        .ok_or(Missing::FileBytes)?;
+    Ok(([(header::CONTENT_TYPE, file.content_type)], file.bytes).into_response())
 }

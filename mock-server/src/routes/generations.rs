@@ -1,24 +1,27 @@
 //! The generation area: create, list, get, cancel, estimate.
 
-use axum::body::Bytes;
+use std::collections::HashMap;
+
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
-use super::{AuthUser, Path, Query, json_body, query_error};
 use crate::clock::seconds;
 use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
-use crate::domain::catalog::{ModelState, PRICING_MISSING};
-use crate::domain::generation::{Accepted, CreateRefusal, Status};
+use crate::domain::generation::{Accepted, Status};
 use crate::domain::idempotency::{self, Begin};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::MagicPrompt;
+use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::error::{ApiError, Result};
+use crate::extract::{
+    AuthUser, Body, ContractBody, Path, Query, RawBody, bad_cursor, enum_param, page_limit, parse,
+};
 use crate::state::AppState;
 use crate::store::CreateRequest;
 use crate::wire::generation::{self as view, GenerationView};
@@ -34,55 +37,53 @@ pub fn router() -> Router<AppState> {
         .route("/v1/generations/{id}/cancel", post(cancel_generation))
 }
 
-/// Validates a create or estimate body and prices it: schema (rule 3), the
-/// model (rule 4), its state (rule 9), its params, then the cost.
-fn prepare<'a>(
-    state: &'a AppState,
-    headers: &HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
-    schema: &str,
-) -> Result<CreateRequest<'a>> {
-    let value = json_body(state, headers, body, schema)?;
-    let slug = value["modelSlug"].as_str().unwrap_or_default();
-    let model = state.catalog().get(slug).ok_or_else(|| {
-        ApiError::not_found(format!(
-            "Model '{slug}' not found; GET /v1/catalog/ lists the models"
-        ))
-    })?;
-    match state.store().model_state(slug).in_force(model) {
-        ModelState::Available => {}
-        ModelState::Disabled => return Err(ApiError::ModelNotAvailable(model.slug.clone())),
-        ModelState::Withdrawn => return Err(ApiError::ModelUnavailable(model.slug.clone())),
-        ModelState::CircuitOpen => return Err(ApiError::UpstreamCircuitOpen(model.slug.clone())),
-        ModelState::MarginGuard => return Err(ApiError::MarginGuard(model.slug.clone())),
-        ModelState::PricingMissing => {
-            return Err(ApiError::Validation {
-                message: PRICING_MISSING.into(),
-                fields: vec![FieldError::new(
-                    "/modelSlug",
-                    "pricing",
-                    PRICING_MISSING,
-                    json!({"modelSlug": model.slug}),
-                )],
-                details: Some(json!({"modelSlug": model.slug})),
-            });
-        }
-    }
-    let params = value["params"].as_object().cloned().unwrap_or_default();
-    let fields = validate_params(model, &params);
+/// What a create or an estimate asks for.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationBody {
+    model_slug: String,
+    #[serde(default)]
+    prompt: String,
+    #[serde(default)]
+    params: Map<String, Value>,
+}
+
+/// The body of `POST /v1/generations`.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+struct CreateGenerationRequest(GenerationBody);
+
+impl ContractBody for CreateGenerationRequest {
+    const SCHEMA: &'static str = "CreateGenerationRequest";
+}
+
+/// The body of `POST /v1/generations/estimate`.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+struct EstimateRequest(GenerationBody);
+
+impl ContractBody for EstimateRequest {
+    const SCHEMA: &'static str = "EstimateRequest";
+}
+
+/// Prices a valid body: the model (rule 4), its state (rule 9), its params,
+/// then the cost.
+fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> {
+    let model = state
+        .catalog()
+        .get(&body.model_slug)
+        .ok_or_else(|| Missing::Model(body.model_slug.clone()))?;
+    state.store().model_state(&model.slug).admits(model)?;
+    let fields = validate_params(model, &body.params);
     if !fields.is_empty() {
-        return Err(ApiError::validation(
-            "Parameters do not fit the model",
-            fields,
-        ));
+        return Err(Invalid::new("Parameters do not fit the model", fields).into());
     }
-    let prompt = value["prompt"].as_str().unwrap_or_default().to_owned();
-    let cost = model.cost(&prompt, &params);
+    let cost = model.cost(&body.prompt, &body.params);
     Ok(CreateRequest {
-        magic: MagicPrompt::parse(&prompt),
+        magic: MagicPrompt::parse(&body.prompt),
         model,
-        prompt,
-        params,
+        prompt: body.prompt,
+        params: body.params,
         cost,
     })
 }
@@ -94,18 +95,19 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
     };
     let text = value.to_str().ok().filter(|t| idempotency::valid_key(t));
     text.map(|t| Some(t.to_owned())).ok_or_else(|| {
-        ApiError::validation(
+        Invalid::new(
             idempotency::BAD_KEY,
-            vec![FieldError {
-                path: "/headers/Idempotency-Key".into(),
-                keyword: "maxLength".into(),
-                message: format!(
+            vec![FieldError::new(
+                "/headers/Idempotency-Key",
+                "maxLength",
+                format!(
                     "must NOT have more than {} characters",
                     idempotency::MAX_KEY_LEN
                 ),
-                params: json!({"limit": idempotency::MAX_KEY_LEN}),
-            }],
+                json!({"limit": idempotency::MAX_KEY_LEN}),
+            )],
         )
+        .into()
     })
 }
 
@@ -118,7 +120,7 @@ async fn create_generation(
     State(state): State<AppState>,
     user: AuthUser,
     headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: RawBody,
 ) -> Result<(StatusCode, Json<Accepted>)> {
     let Some(key) = idempotency_key(&headers)? else {
         return create_now(&state, user.user_id, &headers, body).map(accepted);
@@ -139,9 +141,7 @@ async fn create_generation(
             })?;
             Ok(accepted(generation.accepted()))
         }
-        Begin::InFlight => Err(ApiError::Conflict(
-            "A request with this Idempotency-Key is still being executed; retry shortly".into(),
-        )),
+        Begin::InFlight => Err(Conflict::KeyInFlight.into()),
         Begin::Fresh => {
             let latency = state.store().create_latency_secs();
             if latency > 0.0 {
@@ -162,11 +162,12 @@ fn create_now(
     state: &AppState,
     user_id: UserId,
     headers: &HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: RawBody,
 ) -> Result<Accepted> {
-    let request = prepare(state, headers, body, "CreateGenerationRequest")?;
+    let CreateGenerationRequest(body) = parse(state, headers, body)?;
+    let request = prepare(state, body)?;
     if let Some(error) = request.magic.http.clone() {
-        return Err(ApiError::Injected(error));
+        return Err(error.into());
     }
     let (created, wake) = {
         let mut store = state.store();
@@ -177,39 +178,15 @@ fn create_now(
     if wake {
         state.worker_notify().notify_one();
     }
-    let accepted = created.map_err(|refusal| match refusal {
-        // Rule 5: no retry-after, since only a task ending frees a slot.
-        CreateRefusal::TooManyActive => ApiError::RateLimited {
-            message: refusal.to_string(),
-            window: None,
-        },
-        CreateRefusal::Insufficient {
-            required,
-            available,
-        } => ApiError::InsufficientBalance {
-            message: refusal.to_string(),
-            required,
-            available,
-        },
-        CreateRefusal::ModerationBlocked {
-            ref model_slug,
-            streak,
-        } => ApiError::ModerationRepeatBlocked {
-            message: refusal.to_string(),
-            model_slug: model_slug.clone(),
-            streak,
-        },
-    })?;
-    Ok(accepted)
+    Ok(created?)
 }
 
 async fn estimate_generation(
     State(state): State<AppState>,
     user: AuthUser,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    Body(EstimateRequest(body)): Body<EstimateRequest>,
 ) -> Result<Json<Value>> {
-    let request = prepare(&state, &headers, body, "EstimateRequest")?;
+    let request = prepare(&state, body)?;
     let available = state
         .store()
         .account(user.user_id)
@@ -220,13 +197,12 @@ async fn estimate_generation(
 /// A generation's id from the path: every id is a UUID, so any other text
 /// names a generation that does not exist (404, as the document says of a
 /// missing one), not a malformed request.
-fn generation_id(raw: &str) -> Result<uuid::Uuid> {
-    uuid::Uuid::parse_str(raw)
-        .map_err(|_| ApiError::not_found(format!("Generation {raw} not found")))
+fn generation_id(raw: &str) -> Result<uuid::Uuid, Missing> {
+    uuid::Uuid::parse_str(raw).map_err(|_| Missing::Generation(raw.to_owned()))
 }
 
-fn not_found(id: uuid::Uuid) -> ApiError {
-    ApiError::not_found(format!("Generation {id} not found"))
+fn not_found(id: uuid::Uuid) -> Missing {
+    Missing::Generation(id.to_string())
 }
 
 /// The caller's generation; another user's is answered as missing
@@ -256,12 +232,9 @@ async fn cancel_generation(
         .store()
         .cancel_generation(user.user_id, id, now)
         .ok_or_else(|| not_found(id))?
-        .map_err(|running| {
-            ApiError::Conflict(format!(
-                "Generation {} is {}; only a PENDING generation can be cancelled",
-                running.id,
-                running.status.as_str()
-            ))
+        .map_err(|running| Conflict::NotPending {
+            id: running.id,
+            status: running.status.as_str(),
         })?;
     Ok(Json(GenerationView::new(&cancelled, state.base_url())).into_response())
 }
@@ -270,23 +243,12 @@ async fn cancel_generation(
 async fn list_generations(
     State(state): State<AppState>,
     user: AuthUser,
-    Query(query): Query<std::collections::HashMap<String, String>>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    let status = match query.get("status") {
-        Some(raw) => Some(
-            serde_json::from_value::<Status>(Value::from(raw.as_str())).map_err(|_| {
-                let allowed: Vec<_> = Status::ALL.iter().map(|s| json!(s)).collect();
-                query_error(
-                    "status",
-                    "enum",
-                    "must be equal to one of the allowed values".into(),
-                    json!({"allowedValues": allowed}),
-                )
-            })?,
-        ),
-        None => None,
-    };
-    let limit = super::page_limit(&query)?;
+    let names = Status::ALL.map(Status::as_str);
+    let status = enum_param(&query, "status", &names)?
+        .and_then(|name| Status::ALL.into_iter().find(|s| s.as_str() == name));
+    let limit = page_limit(&query)?;
     let model_slug = query.get("modelSlug");
     let store = state.store();
     let mut newest_first = store.generations_of(user.user_id).peekable();
@@ -294,7 +256,7 @@ async fn list_generations(
         let after = uuid::Uuid::parse_str(cursor)
             .ok()
             .filter(|c| store.own_generation(user.user_id, *c).is_some())
-            .ok_or_else(super::bad_cursor)?;
+            .ok_or_else(bad_cursor)?;
         newest_first.by_ref().find(|g| g.id == after);
     }
     let mut matching = newest_first

@@ -11,9 +11,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::Path;
 use crate::domain::generation::Status;
-use crate::error::ApiError;
+use crate::domain::refusal::Missing;
+use crate::error::Result;
+use crate::extract::Path;
 use crate::render::media;
 use crate::state::AppState;
 use crate::wire::generation::media_kind;
@@ -28,25 +29,18 @@ async fn get_output(
     State(state): State<AppState>,
     Path((id, file)): Path<(String, String)>,
     headers: HeaderMap,
-) -> Response {
-    let missing = || ApiError::not_found("No such output file").into_response();
-    let Ok(id) = uuid::Uuid::parse_str(&id) else {
-        return missing();
-    };
-    let Some(generation) = state.store().generation(id).cloned() else {
-        return missing();
-    };
+) -> Result<Response> {
+    let generation = uuid::Uuid::parse_str(&id)
+        .ok()
+        .and_then(|id| state.store().generation(id).cloned())
+        .filter(|g| g.status == Status::Succeeded)
+        .ok_or(Missing::Output)?;
     let kind = media_kind(generation.media_type);
-    let Some(index) = file
-        .strip_suffix(kind.extension())
+    file.strip_suffix(kind.extension())
         .and_then(|stem| stem.strip_suffix('.'))
         .and_then(|n| n.parse::<usize>().ok())
-    else {
-        return missing();
-    };
-    if generation.status != Status::Succeeded || index >= generation.outputs {
-        return missing();
-    }
+        .filter(|index| *index < generation.outputs)
+        .ok_or(Missing::Output)?;
     let seconds = state
         .catalog()
         .get(&generation.model_slug)
@@ -57,25 +51,27 @@ async fn get_output(
         (header::CONTENT_TYPE, kind.content_type().to_owned()),
         (header::ACCEPT_RANGES, "bytes".to_owned()),
     ];
-    match headers
-        .get(header::RANGE)
-        .map(|v| byte_range(v.as_bytes(), len))
-    {
-        None | Some(Range::Ignored) => (common, bytes).into_response(),
-        Some(Range::Unsatisfiable) => (
-            StatusCode::RANGE_NOT_SATISFIABLE,
-            common,
-            [(header::CONTENT_RANGE, format!("bytes */{len}"))],
-        )
-            .into_response(),
-        Some(Range::Slice(start, end)) => (
-            StatusCode::PARTIAL_CONTENT,
-            common,
-            [(header::CONTENT_RANGE, format!("bytes {start}-{end}/{len}"))],
-            bytes[start..=end].to_vec(),
-        )
-            .into_response(),
-    }
+    Ok(
+        match headers
+            .get(header::RANGE)
+            .map(|v| byte_range(v.as_bytes(), len))
+        {
+            None | Some(Range::Ignored) => (common, bytes).into_response(),
+            Some(Range::Unsatisfiable) => (
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                common,
+                [(header::CONTENT_RANGE, format!("bytes */{len}"))],
+            )
+                .into_response(),
+            Some(Range::Slice(start, end)) => (
+                StatusCode::PARTIAL_CONTENT,
+                common,
+                [(header::CONTENT_RANGE, format!("bytes {start}-{end}/{len}"))],
+                bytes[start..=end].to_vec(),
+            )
+                .into_response(),
+        },
+    )
 }
 
 /// What a `Range` header asks of a body of `len` bytes.

@@ -1,24 +1,25 @@
 //! Webhook endpoints: create, list, get, update, delete, rotate-secret, test,
 //! delivery attempts and redelivery.
 
-use axum::body::Bytes;
+use std::collections::HashMap;
+
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use webhook_verify::Webhook;
 
-use super::{AuthUser, Path, Query, json_body, json_value};
-use crate::contract::FieldError;
 use crate::delivery;
 use crate::domain::UserId;
 use crate::domain::address;
-use crate::domain::webhook::{
-    self, EVENT_FILTERS, Endpoint, EndpointRefusal, MAX_ENDPOINTS, Trigger,
-};
+use crate::domain::refusal::{Conflict, Missing};
+use crate::domain::webhook::{self, Endpoint, EndpointRefusal, MAX_ENDPOINTS, Trigger};
 use crate::error::{ApiError, Result};
+use crate::extract::{
+    self, AuthUser, ContractBody, Path, Query, RawBody, checked, page, uuid_param,
+};
 use crate::state::AppState;
 use crate::store::EndpointChange;
 use crate::wire::{events, webhooks as view};
@@ -50,41 +51,56 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// An endpoint rule refused: 400 `VALIDATION_ERROR` with the document's message.
-fn refused(refusal: EndpointRefusal) -> ApiError {
-    match refusal {
-        EndpointRefusal::TooMany => ApiError::validation(
-            refusal.to_string(),
-            vec![FieldError::new(
-                "",
-                "maxItems",
-                refusal.to_string(),
-                json!({"limit": MAX_ENDPOINTS}),
-            )],
-        ),
-        EndpointRefusal::UnknownEvents(ref unknown) => ApiError::Validation {
-            fields: unknown
-                .iter()
-                .map(|(i, _)| FieldError {
-                    path: format!("/eventTypes/{i}"),
-                    keyword: "enum".into(),
-                    message: "must be equal to one of the allowed values".into(),
-                    params: json!({"allowedValues": EVENT_FILTERS}),
-                })
-                .collect(),
-            message: refusal.to_string(),
-            details: Some(json!({"allowedValues": EVENT_FILTERS})),
-        },
-    }
+/// The body of `POST /v1/webhook-endpoints`; `eventTypes` is read before the
+/// schema, so that unknown names are told with the allowed values.
+#[derive(Debug, Deserialize)]
+struct CreateWebhookEndpointRequest {
+    url: String,
+    description: Option<String>,
+}
+
+impl ContractBody for CreateWebhookEndpointRequest {
+    const SCHEMA: &'static str = "CreateWebhookEndpointRequest";
+}
+
+/// The body of `PATCH /v1/webhook-endpoints/{id}`: only what is given changes;
+/// `description: null` clears it.
+#[derive(Debug, Deserialize)]
+struct UpdateWebhookEndpointRequest {
+    url: Option<String>,
+    #[serde(default, deserialize_with = "given")]
+    description: Option<Option<String>>,
+    active: Option<bool>,
+}
+
+impl ContractBody for UpdateWebhookEndpointRequest {
+    const SCHEMA: &'static str = "UpdateWebhookEndpointRequest";
+}
+
+/// The body of `POST /v1/webhook-endpoints/{id}/test`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TestWebhookRequest {
+    event_type: Option<String>,
+}
+
+impl ContractBody for TestWebhookRequest {
+    const SCHEMA: &'static str = "TestWebhookRequest";
+}
+
+/// A member that is present, `null` included, as `Some`.
+fn given<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 /// The `eventTypes` of a body, if it has them; unknown names give 400 with the
 /// allowed values listed.
 fn event_types(body: &Value) -> Result<Option<Vec<String>>> {
-    body.get("eventTypes")
+    Ok(body
+        .get("eventTypes")
         .and_then(Value::as_array)
-        .map(|list| webhook::event_types(list).map_err(refused))
-        .transpose()
+        .map(|list| webhook::event_types(list))
+        .transpose()?)
 }
 
 /// Checks a URL with the address rules; the document's messages, 400.
@@ -94,42 +110,28 @@ async fn check_url(state: &AppState, url: &str) -> Result<()> {
         state.deliverer().resolver.as_ref(),
         state.config().allow_private_webhooks,
     )
-    .await
-    .map(drop)
-    .map_err(|refused| {
-        ApiError::validation(
-            refused.to_string(),
-            vec![FieldError {
-                path: "/url".into(),
-                keyword: "url".into(),
-                message: refused.to_string(),
-                params: json!({}),
-            }],
-        )
-    })
+    .await?;
+    Ok(())
 }
 
 async fn create_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    extract::Json(raw): extract::Json,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let raw = json_value(&state, &headers, body)?;
     // The cap comes first, as the document's table lists it; it is counted again
     // when the endpoint is added.
     if state.store().endpoint_count(user.user_id) >= MAX_ENDPOINTS {
-        return Err(refused(EndpointRefusal::TooMany));
+        return Err(EndpointRefusal::TooMany.into());
     }
     let event_types = event_types(&raw)?.unwrap_or_default();
-    let body = super::validated(&state, raw, "CreateWebhookEndpointRequest")?;
-    let url = body["url"].as_str().unwrap_or_default().to_owned();
+    let CreateWebhookEndpointRequest { url, description } = checked(&state, raw)?;
     check_url(&state, &url).await?;
     let endpoint = Endpoint {
         id: webhook::new_endpoint_id(),
         user_id: user.user_id,
         url,
-        description: body["description"].as_str().map(str::to_owned),
+        description,
         event_types,
         active: true,
         disabled_reason: None,
@@ -139,7 +141,7 @@ async fn create_webhook_endpoint(
         secret: Webhook::generate_secret(),
     };
     let answer = view::created(&endpoint);
-    state.store().add_endpoint(endpoint).map_err(refused)?;
+    state.store().add_endpoint(endpoint)?;
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
@@ -149,11 +151,11 @@ fn own_endpoint(state: &AppState, user_id: UserId, id: &str) -> Result<Endpoint>
         .store()
         .own_endpoint(user_id, id)
         .cloned()
-        .ok_or_else(|| not_found(id))
+        .ok_or_else(|| not_found(id).into())
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::not_found(format!("Webhook endpoint {id} not found"))
+fn not_found(id: &str) -> Missing {
+    Missing::Endpoint(id.to_owned())
 }
 
 async fn list_webhook_endpoints(State(state): State<AppState>, user: AuthUser) -> Json<Value> {
@@ -178,24 +180,23 @@ async fn update_webhook_endpoint(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    extract::Json(raw): extract::Json,
 ) -> Result<Json<Value>> {
     own_endpoint(&state, user.user_id, &id)?;
-    let raw = json_value(&state, &headers, body)?;
     let event_types = event_types(&raw)?;
-    let body = super::validated(&state, raw, "UpdateWebhookEndpointRequest")?;
-    let url = body["url"].as_str().map(str::to_owned);
+    let UpdateWebhookEndpointRequest {
+        url,
+        description,
+        active,
+    } = checked(&state, raw)?;
     if let Some(url) = &url {
         check_url(&state, url).await?;
     }
     let change = EndpointChange {
         url,
         event_types,
-        description: body
-            .get("description")
-            .map(|d| d.as_str().map(str::to_owned)),
-        active: body.get("active").and_then(Value::as_bool),
+        description,
+        active,
     };
     let updated = state
         .store()
@@ -212,7 +213,7 @@ async fn delete_webhook_endpoint(
     if state.store().remove_endpoint(user.user_id, &id) {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(not_found(&id))
+        Err(not_found(&id).into())
     }
 }
 
@@ -227,19 +228,16 @@ async fn rotate_webhook_endpoint_secret(
         .store()
         .rotate_secret(user.user_id, &id, secret.clone())
     {
-        return Err(not_found(&id));
+        return Err(not_found(&id).into());
     }
     Ok(Json(view::rotated(&id, &secret, now)))
 }
 
-fn require_active(endpoint: &Endpoint) -> Result<()> {
+fn require_active(endpoint: &Endpoint) -> Result<(), Conflict> {
     if endpoint.active {
         Ok(())
     } else {
-        Err(ApiError::Conflict(format!(
-            "Webhook endpoint {} is disabled; set active to true with PATCH to turn it back on",
-            endpoint.id
-        )))
+        Err(Conflict::EndpointDisabled(endpoint.id.clone()))
     }
 }
 
@@ -247,20 +245,19 @@ async fn send_test_webhook(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    headers: axum::http::HeaderMap,
+    body: RawBody,
 ) -> Result<(StatusCode, Json<Value>)> {
     let endpoint = own_endpoint(&state, user.user_id, &id)?;
     require_active(&endpoint)?;
-    let empty = body.as_ref().is_ok_and(Bytes::is_empty);
-    let event_type = if empty {
-        webhook::EVENT_TYPES[0]
-    } else {
-        let body = json_body(&state, &headers, body, "TestWebhookRequest")?;
-        match body.get("eventType").and_then(Value::as_str) {
-            Some("generation.failed") => webhook::EVENT_TYPES[1],
-            _ => webhook::EVENT_TYPES[0],
-        }
+    // The body is optional: none asks for the default event.
+    let asked = match body {
+        Ok(bytes) if bytes.is_empty() => None,
+        body => extract::parse::<TestWebhookRequest>(&state, &headers, body)?.event_type,
+    };
+    let event_type = match asked.as_deref() {
+        Some("generation.failed") => webhook::EVENT_TYPES[1],
+        _ => webhook::EVENT_TYPES[0],
     };
     let now = state.now();
     let event_id = webhook::new_event_id();
@@ -285,7 +282,7 @@ async fn list_webhook_deliveries(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-    Query(query): Query<std::collections::HashMap<String, String>>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
     own_endpoint(&state, user.user_id, &id)?;
     let store = state.store();
@@ -294,7 +291,7 @@ async fn list_webhook_deliveries(
         .flat_map(|m| m.attempts.iter().map(move |a| view::attempt(m, a)))
         .collect();
     rows.reverse();
-    super::page(
+    page(
         &query,
         &rows,
         |r| r["id"].as_str().unwrap_or_default().to_owned(),
@@ -309,14 +306,15 @@ async fn redeliver_webhook_message(
     Path((id, message_id)): Path<(String, String)>,
 ) -> Result<(StatusCode, Json<Value>)> {
     let endpoint = own_endpoint(&state, user.user_id, &id)?;
-    let message_id = super::uuid_param(&message_id, "messageId")?;
+    let message_id = uuid_param(&message_id, "messageId")?;
     let message = state
         .store()
         .message(message_id)
         .filter(|m| m.endpoint_id == id)
         .cloned()
-        .ok_or_else(|| {
-            ApiError::not_found(format!("Message {message_id} not found for endpoint {id}"))
+        .ok_or_else(|| Missing::Message {
+            endpoint: id.clone(),
+            message: message_id,
         })?;
     require_active(&endpoint)?;
     let now = state.now();

@@ -10,26 +10,13 @@ use super::Store;
 use super::jobs::JobKind;
 use crate::clock::seconds;
 use crate::domain::UserId;
-use crate::domain::billing::{self, BillingRefusal, Invoice, InvoiceStatus, Topup, TopupStatus};
+use crate::domain::billing::{
+    self, BillingRefusal, HistoryRow, Invoice, InvoiceStatus, Topup, TopupStatus,
+};
 use crate::domain::ledger::{Charge, Entry, EntryKind};
 use crate::domain::money::Kopecks;
 use crate::domain::rate_limit::{Decision, TOPUP};
 use crate::domain::requisites::Requisites;
-
-/// An entry of the balance history as the public API shows it.
-#[derive(Debug, Clone)]
-pub struct HistoryRow {
-    /// The ledger's entry.
-    pub entry: Entry,
-    /// `RESERVED`, `CHARGED`, `REFUNDED` or `COMPLETED`.
-    pub status: &'static str,
-    /// What it finally amounts to: 0 once refunded.
-    pub net: Kopecks,
-    /// Human-readable text.
-    pub description: String,
-    /// When the charge was refunded.
-    pub refunded_at: Option<DateTime<Utc>>,
-}
 
 impl Store {
     /// The balance history of a user, newest first. A refund is never an entry of
@@ -228,7 +215,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::domain::billing::DAILY_TOPUP_CAP;
-    use crate::store::tests::{at, with_user};
+    use crate::store::tests::{at, run_due, with_user};
 
     #[test]
     fn a_top_up_waits_for_payment_then_credits_the_balance_once() {
@@ -313,9 +300,9 @@ mod tests {
         let (mut store, user) = with_user(0.0);
         store.set_auto_pay_secs(Some(30.0));
         let topup = store.top_up(user.user_id, Kopecks(10_000), at(0)).unwrap();
-        store.run_due(at(29), "http://mock");
+        run_due(&mut store, at(29));
         assert_eq!(store.topup(topup.id).unwrap().status, TopupStatus::Pending);
-        store.run_due(at(30), "http://mock");
+        run_due(&mut store, at(30));
         assert_eq!(
             store.topup(topup.id).unwrap().status,
             TopupStatus::Succeeded

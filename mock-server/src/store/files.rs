@@ -6,26 +6,7 @@ use uuid::Uuid;
 
 use super::Store;
 use crate::domain::UserId;
-use crate::domain::file::{FileStatus, StoredFile};
-
-/// Why the bytes PUT to an upload URL were refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UploadError {
-    /// The file was deleted after its URL was issued.
-    #[error("The file was deleted")]
-    Deleted,
-    /// Another content type than the one declared.
-    #[error("Content-Type must be {0} as declared")]
-    WrongType(String),
-    /// More bytes than declared.
-    #[error("The upload has {given} bytes; {declared} were declared")]
-    TooLarge {
-        /// Bytes sent.
-        given: u64,
-        /// Bytes declared.
-        declared: u64,
-    },
-}
+use crate::domain::file::{FileStatus, StoredFile, UploadError};
 
 impl Store {
     /// Records a file announced for upload.

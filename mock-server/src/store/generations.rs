@@ -7,20 +7,17 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::Store;
-use super::jobs::{Job, JobKind};
+use super::jobs::JobKind;
 use crate::clock::seconds;
 use crate::domain::UserId;
 use crate::domain::catalog::Model;
-use crate::domain::file::FileStatus;
 use crate::domain::generation::{
-    Accepted, AfterAttempt, CreateRefusal, FailureCode, Generation, MAX_ACTIVE, Plan, Status,
+    Accepted, CreateRefusal, FailureCode, Generation, MAX_ACTIVE, Plan, Status,
 };
 use crate::domain::idempotency::Begin;
 use crate::domain::ledger::{Charge, ReserveError};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::MagicPrompt;
-use crate::domain::webhook::{self, Endpoint};
-use crate::wire::events;
 
 /// What a create request asks, once validated and priced; the model is the
 /// catalogue's own, not a copy.
@@ -45,7 +42,7 @@ impl Store {
     }
 
     /// Task `id` of `user_id` left `PENDING`/`PROCESSING` for a final state at `at`.
-    fn finished(&mut self, user_id: UserId, id: Uuid, at: DateTime<Utc>) {
+    pub(super) fn finished(&mut self, user_id: UserId, id: Uuid, at: DateTime<Utc>) {
         if let Some(n) = self.active.get_mut(&user_id) {
             *n = n.saturating_sub(1);
         }
@@ -200,161 +197,13 @@ impl Store {
         self.finished(user_id, id, now);
         Some(Ok(generation))
     }
-
-    /// Applies every job due by `now`, the lifecycle of tasks included; the
-    /// messages whose delivery is due are handed back to be sent outside the
-    /// lock, with when the next job is due.
-    pub fn run_due(
-        &mut self,
-        now: DateTime<Utc>,
-        base_url: &str,
-    ) -> (Vec<Uuid>, Option<DateTime<Utc>>) {
-        self.rate.prune(now);
-        let mut deliveries = Vec::new();
-        while let Some(job) = self.jobs.pop_due(now) {
-            match job.kind {
-                JobKind::Deliver => deliveries.push(job.target),
-                JobKind::PayTopup => {
-                    // Paid or failed by hand before its time: nothing to do.
-                    self.settle_topup(job.target, true, job.due);
-                }
-                JobKind::Start | JobKind::EndAttempt => self.apply(job, base_url),
-            }
-        }
-        self.forget_ended(now);
-        self.jobs.plan();
-        (deliveries, self.jobs.next_due())
-    }
-
-    /// When the next job is due, if any.
-    pub fn next_job_due(&self) -> Option<DateTime<Utc>> {
-        self.jobs.next_due()
-    }
-
-    /// Whether the worker must be woken for a job due before it means to look
-    /// (it looks at the next job's time after each pass); asked after
-    /// scheduling, under the same lock.
-    pub fn worker_wake_needed(&mut self) -> bool {
-        self.jobs.wake_needed()
-    }
-
-    fn apply(&mut self, job: Job, base_url: &str) {
-        let Some(generation) = self.generations.get(&job.target) else {
-            return;
-        };
-        let failure = (job.kind == JobKind::Start)
-            .then(|| self.input_failure(generation, base_url))
-            .flatten();
-        let Some(generation) = self.generations.get_mut(&job.target) else {
-            return;
-        };
-        let attempt = match job.kind {
-            JobKind::Start => {
-                if let Some(code) = failure {
-                    // The worker fetches inputs when it takes the task: a file deleted
-                    // or never uploaded by then fails it, like a provider would.
-                    generation.plan = Plan::Fail(code);
-                }
-                if generation.start(job.due) {
-                    let due = job.due + seconds(generation.attempt_secs);
-                    self.jobs.schedule(due, job.target, JobKind::EndAttempt);
-                }
-                return;
-            }
-            JobKind::EndAttempt => generation.end_attempt(job.due),
-            JobKind::Deliver | JobKind::PayTopup => return,
-        };
-        let (user_id, slug, attempt_secs) = (
-            generation.user_id,
-            generation.model_slug.clone(),
-            generation.attempt_secs,
-        );
-        match attempt {
-            Some(AfterAttempt::TryAgain) => {
-                self.jobs.schedule(
-                    job.due + seconds(attempt_secs),
-                    job.target,
-                    JobKind::EndAttempt,
-                );
-                return;
-            }
-            Some(AfterAttempt::Succeeded) => {
-                self.finished(user_id, job.target, job.due);
-                self.ledger.keep(job.target).ok();
-                self.moderation.succeeded(user_id, &slug);
-            }
-            Some(AfterAttempt::Failed(code)) => {
-                self.finished(user_id, job.target, job.due);
-                self.ledger.refund(job.target, job.due).ok();
-                if code == FailureCode::ModerationRejected {
-                    self.moderation.rejected(user_id, &slug, job.due);
-                }
-            }
-            None => return,
-        }
-        // After the ledger: a failure's refund is done before its event is queued
-        // (service document: funds are already returned when it is sent).
-        if let Some(generation) = self.generations.get(&job.target).cloned() {
-            self.emit(&generation, base_url, job.due);
-        }
-    }
-
-    /// Why a task's inputs cannot be fetched: an uploaded file (`image_file_id`)
-    /// missing, deleted, not uploaded or another user's (`input_fetch_failed`); a
-    /// reference (`image_url`) outside this mock, which fetches nothing from
-    /// outside (`reference_fetch_failed`).
-    fn input_failure(&self, generation: &Generation, base_url: &str) -> Option<FailureCode> {
-        if let Some(raw) = generation.params.get("image_file_id") {
-            let usable = raw
-                .as_str()
-                .and_then(|id| Uuid::parse_str(id).ok())
-                .and_then(|id| self.own_file(generation.user_id, id))
-                .is_some_and(|f| f.status == FileStatus::Uploaded);
-            if !usable {
-                return Some(FailureCode::InputFetchFailed);
-            }
-        }
-        if let Some(url) = generation.params.get("image_url") {
-            let local = url
-                .as_str()
-                .is_some_and(|u| u.starts_with(&format!("{base_url}/")));
-            if !local {
-                return Some(FailureCode::ReferenceFetchFailed);
-            }
-        }
-        None
-    }
-
-    /// One message per subscribed active endpoint of the task's owner, for a
-    /// task that just reached a final state.
-    fn emit(&mut self, generation: &Generation, base_url: &str, at: DateTime<Utc>) {
-        let Some(event_type) = events::event_type(generation) else {
-            return;
-        };
-        let targets: Vec<Endpoint> = self
-            .endpoints_of(generation.user_id)
-            .into_iter()
-            .filter(|e| e.active && e.subscribed(event_type))
-            .cloned()
-            .collect();
-        // Most tasks have nobody to tell: the body is made only for those that do.
-        if targets.is_empty() {
-            return;
-        }
-        let event_id = webhook::new_event_id();
-        let body = events::for_generation(generation, base_url, &event_id, at);
-        let bytes = bytes::Bytes::from(events::body_bytes(&body, self.responses));
-        for endpoint in &targets {
-            self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
-        }
-    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::domain::catalog::Catalog;
-    use crate::store::tests::{at, with_user};
+    use crate::store::tests::{at, run_due, with_user};
 
     pub(crate) fn request(prompt: &str, rub: f64) -> CreateRequest<'static> {
         static CATALOG: std::sync::LazyLock<Catalog> =
@@ -442,9 +291,9 @@ pub(crate) mod tests {
             .id;
 
         // Taken at 1 s, one attempt of the model's typical duration.
-        let (_, next) = store.run_due(at(1), "http://mock");
+        let (_, next) = run_due(&mut store, at(1));
         assert_eq!(store.generation(id).unwrap().status, Status::Processing);
-        store.run_due(next.unwrap(), "http://mock");
+        run_due(&mut store, next.unwrap());
 
         assert_eq!(store.generation(id).unwrap().status, Status::Succeeded);
         assert!(matches!(store.charge(id), Some(Charge::Kept(_))));
@@ -465,7 +314,7 @@ pub(crate) mod tests {
             .unwrap()
             .id;
         for secs in 0..60 {
-            store.run_due(at(secs), "http://mock");
+            run_due(&mut store, at(secs));
         }
         let generation = store.generation(id).unwrap();
         assert_eq!(
@@ -551,7 +400,7 @@ pub(crate) mod tests {
             .unwrap()
             .id;
         for secs in 0..60 {
-            store.run_due(at(secs), "http://mock");
+            run_due(&mut store, at(secs));
         }
         assert_eq!(
             store.generation(id).unwrap().error_code,

@@ -19,8 +19,6 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-pub use billing::HistoryRow;
-pub use files::UploadError;
 pub use generations::CreateRequest;
 pub use retention::RequestLog;
 pub use webhooks::{AttemptReport, EndpointChange, Outgoing};
@@ -37,24 +35,12 @@ use crate::domain::ledger::{Account, Ledger};
 use crate::domain::moderation::Moderation;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::{ForcedOutcome, Outcomes};
-use crate::domain::rate_limit::{Decision, Limit, RateLimiter};
+use crate::domain::rate_limit::{Decision, RateLimiter};
 use crate::domain::requisites::Requisites;
+use crate::domain::user::User;
 use crate::domain::webhook::{Endpoint, Message};
 use crate::domain::{FastMap, UserId};
 use jobs::Jobs;
-
-/// A user of the mock.
-#[derive(Debug, Clone)]
-pub struct User {
-    /// The user's id.
-    pub id: UserId,
-    /// The sign-in address.
-    pub email: String,
-    /// When the user was created.
-    pub created_at: DateTime<Utc>,
-    /// Generation ids, oldest first.
-    pub generations: Vec<Uuid>,
-}
 
 /// The new user and the one-time value of its key.
 #[derive(Debug, Clone, Serialize)]
@@ -371,11 +357,6 @@ impl Store {
         self.rate.admit(method, path, ip, now)
     }
 
-    /// Counts a request against a limit of its own, for `subject` (a user).
-    pub fn hit_limit(&mut self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
-        self.rate.hit(limit, subject, now)
-    }
-
     /// A sign-in link for `email`, kept in the outbox when an account has that
     /// address; the answer does not depend on it, so nothing tells the caller.
     pub fn send_magic_link(&mut self, email: &str, link: String, now: DateTime<Utc>) {
@@ -425,6 +406,15 @@ pub(crate) mod tests {
 
     pub(crate) fn at(secs: i64) -> DateTime<Utc> {
         Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
+    }
+
+    /// Runs the jobs due at `now`, with events written as the mock writes them.
+    pub(crate) fn run_due(
+        store: &mut Store,
+        now: DateTime<Utc>,
+    ) -> (Vec<Uuid>, Option<DateTime<Utc>>) {
+        let events = crate::wire::events::Writer::new("http://mock", Responses::Full);
+        store.run_due(now, "http://mock", &events)
     }
 
     /// A store with one user holding `rub` roubles.

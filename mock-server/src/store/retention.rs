@@ -118,7 +118,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::domain::money::Kopecks;
-    use crate::store::tests::{at, with_user};
+    use crate::store::tests::{at, run_due, with_user};
 
     fn bounded(count: Option<usize>, age_secs: Option<f64>) -> (Store, crate::store::NewUser) {
         let (mut store, user) = with_user(1_000.0);
@@ -176,7 +176,7 @@ mod tests {
                     .unwrap()
                     .id;
                 for secs in n..n + 60 {
-                    store.run_due(at(secs), "http://mock");
+                    run_due(&mut store, at(secs));
                 }
                 id
             })
@@ -185,7 +185,7 @@ mod tests {
             .create_generation(user.user_id, request("still running"), at(100), 60.0)
             .unwrap()
             .id;
-        store.run_due(at(101), "http://mock");
+        run_due(&mut store, at(101));
 
         let listed: Vec<Uuid> = store.generations_of(user.user_id).map(|g| g.id).collect();
         assert_eq!(listed, [active, finished[3], finished[2]], "newest first");
@@ -217,7 +217,7 @@ mod tests {
                 .unwrap();
         }
         for secs in 0..120 {
-            store.run_due(at(secs), "http://mock");
+            run_due(&mut store, at(secs));
         }
         assert!(store.generation(first).is_none());
 

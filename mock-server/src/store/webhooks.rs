@@ -76,12 +76,6 @@ impl Store {
         Ok(())
     }
 
-    /// Any endpoint, by id (for the control API and benchmarks, which act for the
-    /// service rather than for a user).
-    pub fn endpoint(&self, id: &str) -> Option<&Endpoint> {
-        self.endpoints.get(id)
-    }
-
     /// The caller's endpoint `id`; another user's is not found.
     pub fn own_endpoint(&self, user_id: UserId, id: &str) -> Option<&Endpoint> {
         self.endpoints.get(id).filter(|e| e.user_id == user_id)
@@ -319,6 +313,18 @@ mod tests {
             created_at: at(0),
             secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),
         }
+    }
+
+    #[test]
+    fn the_stores_debug_output_shows_neither_a_key_nor_a_webhook_secret() {
+        let (mut store, user) = with_user(0.0);
+        let endpoint = endpoint(user.user_id);
+        let webhook_key = endpoint.secret.trim_start_matches("whsec_").to_owned();
+        store.add_endpoint(endpoint).unwrap();
+        let key_secret = user.api_key.rsplit('_').next().unwrap();
+        let shown = format!("{store:?}");
+        assert!(!shown.contains(key_secret), "the API key leaks: {shown}");
+        assert!(!shown.contains(&webhook_key), "the webhook secret leaks");
     }
 
     #[test]

@@ -6,8 +6,8 @@ use super::timestamp;
 use crate::domain::generation::{MAX_ACTIVE, Status};
 use crate::domain::ledger::Account;
 use crate::domain::rate_limit::GENERAL;
+use crate::domain::user::User;
 use crate::domain::webhook::MAX_ENDPOINTS;
-use crate::store::User;
 
 /// The account: its owner, balance and limits.
 pub fn account(owner: &User, balance: &Account) -> Value {

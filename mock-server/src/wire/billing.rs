@@ -4,10 +4,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::timestamp;
+use crate::domain::billing::HistoryRow;
 use crate::domain::billing::{Invoice, InvoiceStatus, Topup, TopupStatus};
 use crate::domain::ledger::Account;
 use crate::domain::requisites::Requisites;
-use crate::store::HistoryRow;
 
 /// The single balance of the account.
 pub fn balance(account: &Account, now: DateTime<Utc>) -> Value {

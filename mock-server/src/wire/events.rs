@@ -1,6 +1,7 @@
 //! The bodies of `generation.completed` and `generation.failed`, in the
 //! snake_case shape of the service document (Events, Payload shape).
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
@@ -10,20 +11,32 @@ use crate::config::Responses;
 use crate::contract::shape::shapes;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
+use crate::domain::webhook::EventBodies;
 
-/// The event a task that just reached a final state sends, if it sends one (a
-/// cancelled task does not).
-pub fn event_type(generation: &Generation) -> Option<&'static str> {
-    match generation.status {
-        Status::Succeeded => Some("generation.completed"),
-        Status::Failed => Some("generation.failed"),
-        _ => None,
+/// The writer of the events of tasks' ends that the store queues: bodies
+/// shaped by the response mode, links under the mock's base URL.
+#[derive(Debug)]
+pub struct Writer<'a> {
+    base_url: &'a str,
+    mode: Responses,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(base_url: &'a str, mode: Responses) -> Self {
+        Self { base_url, mode }
+    }
+}
+
+impl EventBodies for Writer<'_> {
+    fn ended(&self, generation: &Generation, event_id: &str, at: DateTime<Utc>) -> Bytes {
+        let body = for_generation(generation, self.base_url, event_id, at);
+        Bytes::from(body_bytes(&body, self.mode))
     }
 }
 
 /// The body of the event of a task that just reached a final state (see
-/// [`event_type`]).
-pub fn for_generation(
+/// [`event_type`](crate::domain::webhook::event_type)).
+fn for_generation(
     generation: &Generation,
     base_url: &str,
     event_id: &str,

@@ -333,8 +333,8 @@ fn build(op: &Operation, case: &Case, seeded: &Seeded, pool: &Pool, read_only: &
         if let (Some(pick), Some(object)) = (&case.model, example.as_object_mut())
             && object.contains_key("modelSlug")
         {
-            let models = &seeded.app.mock.state().catalog().models;
-            object.insert("modelSlug".into(), pick.get(models).slug.clone().into());
+            let models = mediagen_mock_server::Config::default().catalog.models;
+            object.insert("modelSlug".into(), pick.get(&models).slug.clone().into());
             object.remove("params");
         }
         let fields: Vec<String> = example

@@ -107,11 +107,11 @@ async fn completed_task_is_delivered_signed_at_the_first_try() {
 async fn failed_task_event_arrives_after_the_refund() {
     let app = app().await;
     let receiver = Receiver::start().await;
-    let state = app.mock.state().clone();
+    let world = app.mock.default_world().clone();
     let user = app.user_id;
     receiver.probe(move |_| {
-        let account = state.store().account(user).expect("account");
-        json!({"available": account.available.rub(), "reserved": account.reserved.rub()})
+        let (available, reserved) = world.balance(user).expect("account");
+        json!({"available": available, "reserved": reserved})
     });
     register(&app, &receiver, json!(["generation.failed"])).await;
     app.create(image_request("mock:fail=provider_internal"))

@@ -82,7 +82,7 @@ impl Seeded {
         }
         // Unresolvable, by a pinned empty answer rather than a real DNS query.
         mock.set_dns("bad.invalid", Vec::new());
-        let router = mediagen_mock_server::build_app(mock.state().clone());
+        let router = mock.router();
         let app = App::with(mock).await;
         let doc = mediagen_openapi::document().expect("contract");
         let created = |reply: Reply, field: &str| -> String {

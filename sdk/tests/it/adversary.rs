@@ -16,11 +16,10 @@ fn fox() -> GenerationRequest {
 
 /// The mock's view of the test user: generations and (available, reserved).
 fn ledger(app: &App) -> (usize, (f64, f64)) {
-    let store = app.mock.state().store();
-    let generations = store
+    let generations = app
+        .mock
         .user(app.user.user_id)
         .map_or(0, |u| u.generations.len());
-    drop(store);
     let balance = app.mock.balance(app.user.user_id).expect("the user");
     (generations, balance)
 }

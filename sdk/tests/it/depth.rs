@@ -344,13 +344,7 @@ async fn fail_fast_starts_nothing_after_a_failure_and_keeps_what_runs() {
     for never in &results[2..] {
         assert!(matches!(never, Err(Error::NotStarted { .. })), "{never:?}");
     }
-    let user = app
-        .mock
-        .state()
-        .store()
-        .user(app.user.user_id)
-        .cloned()
-        .unwrap();
+    let user = app.mock.user(app.user.user_id).unwrap();
     assert_eq!(
         user.generations.len(),
         2,

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use mediagen::{Client, Clock, RetryPolicy, Sleep};
 use mediagen_mock_server::LoggedRequest;
-use mediagen_mock_server::{AppState, MockServer, NewUser};
+use mediagen_mock_server::{MockServer, NewUser, World};
 use tokio::sync::{Notify, oneshot};
 
 /// How long the mock clock lets things settle before it moves time.
@@ -80,7 +80,7 @@ impl App {
 
     /// The mock's request log, oldest first.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        self.mock.state().requests().iter().cloned().collect()
+        self.mock.requests()
     }
 
     /// Requests the mock answered with 429.
@@ -106,7 +106,7 @@ pub struct MockClock {
 
 #[derive(Debug)]
 struct ClockInner {
-    mock: AppState,
+    mock: World,
     base: Instant,
     start: DateTime<Utc>,
     state: Mutex<ClockState>,
@@ -124,7 +124,7 @@ struct ClockState {
 impl MockClock {
     /// A clock on `mock`'s time, with a task that moves it (see [`MockClock::run`]).
     pub fn new(mock: &MockServer) -> Self {
-        let state = mock.state().clone();
+        let state = mock.default_world().clone();
         let start = state.now();
         let clock = Self {
             inner: Arc::new(ClockInner {
@@ -203,12 +203,7 @@ impl MockClock {
             };
             let now = self.elapsed();
             if wake > now {
-                self.inner
-                    .mock
-                    .clock()
-                    .advance((wake - now).as_secs_f64())
-                    .expect("the mock's clock is manual");
-                mediagen_mock_server::run_due_jobs(&self.inner.mock);
+                self.inner.mock.advance((wake - now).as_secs_f64());
             }
             let now = self.elapsed().max(wake);
             let keys: Vec<_> = state
