@@ -21,7 +21,7 @@ use crate::generation_request::GenerationRequest;
 use crate::model::generation::{Generation, GenerationStatus};
 use crate::options::{RequestOptions, request_options};
 use crate::side_channel;
-use crate::wait::{WaitOptions, after_create, follow};
+use crate::wait::{Known, WaitOptions, after_create, follow};
 
 /// What happened to one request of a batch.
 ///
@@ -541,7 +541,8 @@ async fn run_one(
     if let Some(deadline) = deadline {
         options = options.timeout(deadline.saturating_duration_since(clock.now()));
     }
-    let result = follow(client, id, options, |generation| {
+    let known = Known::created(&request, &created, clock.now());
+    let result = follow(client, id, options, known, |generation| {
         let _ = events.unbounded_send((
             index,
             BatchEvent::Status {

@@ -10,9 +10,9 @@ use crate::bridge::call;
 use crate::clock::{Clock, TokioClock};
 use crate::error::{Error, Result};
 use crate::generated;
+use crate::host::Host;
 use crate::limits::{LimitScope, RateLimit};
 use crate::options::RequestOptions;
-use crate::rate_limit::Pacer;
 use crate::retry::RetryPolicy;
 use crate::transport::{Http, Shared, Transport};
 use crate::types;
@@ -173,7 +173,7 @@ impl Client {
     /// # }
     /// ```
     pub fn rate_limit(&self) -> Option<RateLimit> {
-        self.transport().shared.pacer.last()
+        self.transport().shared.host.pacer.last()
     }
 
     /// The latest `x-ratelimit-*` values reported for one of the service's limits.
@@ -192,7 +192,7 @@ impl Client {
     /// # }
     /// ```
     pub fn rate_limit_of(&self, scope: LimitScope) -> Option<RateLimit> {
-        self.transport().shared.pacer.last_of(scope)
+        self.transport().shared.host.pacer.last_of(scope)
     }
 
     /// The retry policy in force.
@@ -250,7 +250,8 @@ impl Client {
                 user_agent: shared.user_agent.clone(),
                 timeout: shared.timeout,
                 retry: shared.retry.clone(),
-                pacer: Arc::clone(&shared.pacer),
+                host: Arc::clone(&shared.host),
+                hub: Arc::clone(&shared.hub),
                 clock: Arc::clone(&shared.clock),
                 http: shared.http.clone(),
                 defaults: shared.defaults.clone().options(options),
@@ -302,6 +303,8 @@ pub struct ClientBuilder {
     retry: RetryPolicy,
     http: Option<Http>,
     clock: Arc<dyn Clock>,
+    /// Whether `clock` was given: the real clock is the process's own.
+    own_clock: bool,
     pacing: bool,
 }
 
@@ -332,6 +335,7 @@ impl Default for ClientBuilder {
             retry: RetryPolicy::default(),
             http: None,
             clock: Arc::new(TokioClock),
+            own_clock: false,
             pacing: true,
         }
     }
@@ -457,6 +461,7 @@ impl ClientBuilder {
     /// ```
     pub fn clock(mut self, clock: impl Clock) -> Self {
         self.clock = Arc::new(clock);
+        self.own_clock = true;
         self
     }
 
@@ -536,7 +541,14 @@ impl ClientBuilder {
                 user_agent,
                 timeout: self.timeout,
                 retry: self.retry,
-                pacer: Arc::new(Pacer::new(self.pacing)),
+                // One host for every paced client of this service on the real
+                // clock: they share the address's limit (see `host.rs`).
+                host: if self.pacing && !self.own_clock {
+                    Host::shared(&base_url)
+                } else {
+                    Host::private(self.pacing)
+                },
+                hub: Arc::default(),
                 clock: self.clock,
                 http: http.clone(),
                 defaults: RequestOptions::default(),

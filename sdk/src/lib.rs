@@ -15,6 +15,8 @@ mod download;
 mod error;
 mod events;
 mod generation_request;
+mod host;
+mod hub;
 mod limits;
 mod model;
 mod open_enum;
@@ -24,9 +26,11 @@ mod pagination;
 mod progress;
 mod rate_limit;
 mod read;
+mod receiver;
 mod request;
 mod retry;
 mod side_channel;
+mod timing;
 mod transport;
 mod wait;
 
@@ -64,6 +68,7 @@ pub use model::webhook::{
 pub use options::RequestOptions;
 pub use pagination::Page;
 pub use progress::Progress;
+pub use receiver::WebhookReceiver;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};

@@ -1,10 +1,11 @@
 //! When and how long to wait before trying a request again.
 //!
 //! Limits rule 5 of the service: exponential delay with jitter, 1 s, 2 s, 4 s,
-//! 8 s, stop after 5 attempts. The delays here are "full jitter": the n-th retry
-//! waits a random time between zero and `base × 2ⁿ⁻¹` (capped), which spreads the
-//! retries of many clients instead of bunching them. A `retry-after` from the
-//! service is a floor under that.
+//! 8 s, stop after 5 attempts. The delays here are "equal jitter": the n-th retry
+//! waits a random time between half of `base × 2ⁿ⁻¹` (capped) and all of it, which
+//! spreads the retries of many clients without ever retrying at once (a service
+//! that just failed gets at least half the step to recover). A `retry-after` from
+//! the service is a floor under that.
 //!
 //! Which answers are worth another attempt is decided in one place, [`decide`]
 //! and [`decide_transport`], for every operation, by its [`Repeat`] rule: an
@@ -21,7 +22,8 @@ use crate::operation::Repeat;
 /// How the client retries a request that failed for a transient reason.
 ///
 /// The default follows the service's advice: up to 5 attempts, waits capped at
-/// 1 s, 2 s, 4 s and 8 s with full jitter, and at least `retry-after` when the
+/// 1 s, 2 s, 4 s and 8 s with equal jitter (at least half of each), and at least
+/// `retry-after` when the
 /// service sends one.
 ///
 /// ```
@@ -159,13 +161,15 @@ impl RetryPolicy {
             .min(self.max_delay)
     }
 
-    /// A delay before retry number `retry`: uniformly random between zero and
-    /// [`delay_cap`](Self::delay_cap) ("full jitter"), or the cap itself without jitter.
+    /// A delay before retry number `retry`: uniformly random between half of
+    /// [`delay_cap`](Self::delay_cap) and all of it ("equal jitter"), or the cap
+    /// itself without jitter.
     ///
     /// ```
     /// let policy = mediagen::RetryPolicy::default();
     /// for _ in 0..100 {
-    ///     assert!(policy.delay(3) <= policy.delay_cap(3));
+    ///     let delay = policy.delay(3);
+    ///     assert!(delay >= policy.delay_cap(3) / 2 && delay <= policy.delay_cap(3));
     /// }
     /// ```
     pub fn delay(&self, retry: u32) -> Duration {
@@ -174,7 +178,7 @@ impl RetryPolicy {
             return cap;
         }
         let nanos = u64::try_from(cap.as_nanos()).unwrap_or(u64::MAX);
-        Duration::from_nanos(rand::rng().random_range(0..=nanos))
+        Duration::from_nanos(rand::rng().random_range(nanos / 2..=nanos))
     }
 
     /// The longest the client waits by itself for a window to reset.
@@ -271,15 +275,19 @@ mod tests {
     }
 
     #[test]
-    fn jittered_delays_stay_within_zero_and_the_cap_and_spread_out() {
+    fn jittered_delays_stay_within_half_the_cap_and_the_cap_and_spread_out() {
         let policy = RetryPolicy::default();
         for retry in 1..=4 {
             let cap = policy.delay_cap(retry);
             let delays: Vec<Duration> = (0..500).map(|_| policy.delay(retry)).collect();
-            assert!(delays.iter().all(|d| *d <= cap), "retry {retry}");
-            // Full jitter uses the whole range, not just the top of it.
-            assert!(delays.iter().any(|d| *d < cap / 4), "retry {retry}");
-            assert!(delays.iter().any(|d| *d > cap * 3 / 4), "retry {retry}");
+            // Never sooner than half the step: 0.5 s, 1 s, 2 s, 4 s.
+            assert!(
+                delays.iter().all(|d| *d >= cap / 2 && *d <= cap),
+                "retry {retry}"
+            );
+            // Spread over the range, not bunched at either end.
+            assert!(delays.iter().any(|d| *d < cap * 5 / 8), "retry {retry}");
+            assert!(delays.iter().any(|d| *d > cap * 7 / 8), "retry {retry}");
         }
     }
 

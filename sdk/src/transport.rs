@@ -22,9 +22,11 @@ use tracing::field::Empty;
 
 use crate::clock::Clock;
 use crate::error::{ApiError, Error, Result};
+use crate::host::Host;
+use crate::hub::Hub;
 use crate::operation::{Operation, Repeat};
 use crate::options::RequestOptions;
-use crate::rate_limit::{Pacer, Scopes};
+use crate::rate_limit::Scopes;
 use crate::retry::{self, Decision, RetryPolicy};
 
 /// The hand-written transport inside the generated client ([`raw::Client`]):
@@ -60,7 +62,10 @@ pub(crate) struct Shared {
     pub(crate) user_agent: HeaderValue,
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
-    pub(crate) pacer: Arc<Pacer>,
+    /// What the process knows of this service: its pacer, its models' times.
+    pub(crate) host: Arc<Host>,
+    /// The webhooks a receiver handed to this client, for its waits.
+    pub(crate) hub: Arc<Hub>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) http: Http,
     /// Options every call of this client starts from ([`Client::with_options`]).
@@ -415,7 +420,8 @@ impl Shared {
     async fn attempt(&self, operation: Operation, request: reqwest::Request) -> Attempt {
         let permit = if operation.to_service {
             Some(
-                self.pacer
+                self.host
+                    .pacer
                     .acquire(
                         Scopes::of(operation.limit),
                         self.clock.as_ref(),
@@ -440,7 +446,9 @@ impl Shared {
             }
         };
         if let Some(permit) = permit {
-            self.pacer.answered(permit, now, Some(response.headers()));
+            self.host
+                .pacer
+                .answered(permit, now, Some(response.headers()));
         }
         log_headers("response", response.headers());
         let status = response.status();

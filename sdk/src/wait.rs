@@ -1,16 +1,19 @@
 //! Waiting for a generation to end: polling with a growing interval, paced to
 //! the rate limit, with an optional deadline, reporting each status change.
 
+use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt, stream};
+use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use crate::call::within;
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::events::WebhookEvent;
 use crate::generation_request::{CreatedGeneration, GenerationRequest};
 use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
 use crate::options::{RequestOptions, request_options};
@@ -123,11 +126,43 @@ impl WaitOptions {
     }
 }
 
+/// What a wait knows of its generation before the first read, to time its
+/// reads: the model, when its create was answered, and its cost.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Known {
+    pub(crate) model: Option<String>,
+    pub(crate) since: Option<Instant>,
+    pub(crate) cost_rub: Option<f64>,
+}
+
+impl Known {
+    /// What a create that was just answered tells.
+    pub(crate) fn created(
+        request: &GenerationRequest,
+        created: &CreatedGeneration,
+        now: Instant,
+    ) -> Self {
+        Self {
+            model: Some(request.model_slug().to_owned()),
+            since: Some(now),
+            cost_rub: Some(created.cost_rub),
+        }
+    }
+}
+
+/// The shortest pause between two reads of a running generation.
+const MIN_STEP: Duration = Duration::from_millis(500);
+
 /// The state of one watch.
 struct Watch<'a> {
     client: &'a Client,
     id: Uuid,
     options: WaitOptions,
+    known: Known,
+    /// The model's typical time, once asked for (`None` inside: unknown).
+    expected: Option<Option<Duration>>,
+    /// The generation's event, when a receiver hands events to this client.
+    event: Option<oneshot::Receiver<WebhookEvent>>,
     deadline: Option<Instant>,
     last: Option<GenerationStatus>,
     reads: u32,
@@ -142,6 +177,7 @@ pub(crate) fn watch<'a>(
     client: &'a Client,
     id: Uuid,
     options: WaitOptions,
+    known: Known,
 ) -> impl Stream<Item = Result<Generation>> + Send + Unpin + 'a {
     let shared = client.shared();
     let deadline = options.timeout.map(|t| shared.clock.now() + t);
@@ -149,11 +185,14 @@ pub(crate) fn watch<'a>(
         client,
         id,
         options,
+        known,
+        expected: None,
+        event: shared.hub.subscribe(id),
         deadline,
         last: None,
         reads: 0,
         done: false,
-        _waiter: shared.pacer.waiter(),
+        _waiter: shared.host.pacer.waiter(),
     };
     Box::pin(stream::unfold(state, |mut state| async move {
         if state.done {
@@ -168,42 +207,186 @@ pub(crate) fn watch<'a>(
 }
 
 impl Watch<'_> {
-    /// Polls until the status differs from the last one seen.
+    /// Reads (or hears of, by webhook) the generation until its status differs
+    /// from the last one seen.
     async fn next_change(&mut self) -> Result<Generation> {
         let shared = self.client.shared();
         loop {
-            if self.reads > 0 {
-                let now = shared.clock.now();
-                let mut pause = self
-                    .options
-                    .interval_after(self.reads - 1)
-                    .max(shared.pacer.poll_floor(now));
-                if let Some(deadline) = self.deadline {
-                    if now >= deadline {
-                        return Err(Error::WaitTimeout {
-                            id: self.id,
-                            status: self.last.clone().unwrap_or(GenerationStatus::Pending),
-                            idempotency_key: None,
-                        });
-                    }
-                    // One last read at the deadline.
-                    pause = pause.min(deadline - now);
+            let now = shared.clock.now();
+            let mut pause = self.pause(now).await;
+            if let Some(deadline) = self.deadline {
+                if self.reads > 0 && now >= deadline {
+                    return Err(Error::WaitTimeout {
+                        id: self.id,
+                        status: self.last.clone().unwrap_or(GenerationStatus::Pending),
+                        idempotency_key: None,
+                    });
                 }
+                // One last read at the deadline.
+                pause = pause.min(deadline.saturating_duration_since(now));
+            }
+            if !pause.is_zero() {
                 tracing::debug!(
                     generation_id = %self.id,
                     delay_ms = pause.as_millis() as u64,
-                    reason = "the generation is still running",
+                    reason = if self.event.is_some() {
+                        "waiting for the generation's webhook"
+                    } else {
+                        "the generation is still running"
+                    },
                     "waiting before the next read"
                 );
+            }
+            if let Some(event) = self.event.as_mut() {
+                tokio::select! {
+                    heard = event => match heard {
+                        Ok(event) => {
+                            self.event = None;
+                            if let Some(generation) = self.ended(event) {
+                                return Ok(self.seen(generation));
+                            }
+                            // An end the event cannot tell whole: read it.
+                            continue;
+                        }
+                        // The receiver is gone: reads alone, from now on.
+                        Err(_) => self.event = None,
+                    },
+                    () = shared.clock.sleep(pause) => {}
+                }
+            } else {
                 shared.clock.sleep(pause).await;
             }
             let generation = self.client.generations().get(self.id).await?;
             self.reads += 1;
+            if self.known.model.is_none() {
+                self.known.model.clone_from(&generation.model_slug);
+            }
             if self.last.as_ref() != Some(&generation.status) {
-                self.last = Some(generation.status.clone());
-                return Ok(generation);
+                return Ok(self.seen(generation));
             }
         }
+    }
+
+    /// Notes a status seen, and the time a task took once it ended.
+    fn seen(&mut self, generation: Generation) -> Generation {
+        self.last = Some(generation.status.clone());
+        if !generation.status.is_active()
+            && let (Some(model), Some(since)) = (&self.known.model, self.known.since)
+        {
+            let took = self
+                .client
+                .shared()
+                .clock
+                .now()
+                .saturating_duration_since(since);
+            self.client.shared().host.timing.observe(model, took);
+        }
+        generation
+    }
+
+    /// The model's typical time, read once per wait (the catalogue once per
+    /// process).
+    async fn expected(&mut self) -> Option<Duration> {
+        if let Some(expected) = self.expected {
+            return expected;
+        }
+        let model = self.known.model.clone()?;
+        let client = self.client;
+        let expected = client
+            .shared()
+            .host
+            .timing
+            .expected(&model, || async move {
+                let Ok(catalog) = client.catalog().get().await else {
+                    return HashMap::new();
+                };
+                catalog
+                    .models
+                    .into_iter()
+                    .filter_map(|m| {
+                        let secs = m.average_duration_seconds?;
+                        Duration::try_from_secs_f64(secs).ok().map(|d| (m.slug, d))
+                    })
+                    .collect()
+            })
+            .await;
+        self.expected = Some(expected);
+        expected
+    }
+
+    /// How long to wait before the next read.
+    ///
+    /// Polling, the first read comes when the task is expected to have ended
+    /// (its model's typical time after the create), then every tenth of that
+    /// time (at least 0.5 s), so that a wait ends within that of the task's
+    /// end; a task running past twice its time is read on the growing schedule
+    /// of [`WaitOptions`], and without a typical time that schedule is all
+    /// there is. With a webhook receiver the reads are only a safety net: at
+    /// twice the typical time, then ever more rarely. Every pause after the
+    /// first read is at least the client's share of what is left of the
+    /// rate-limit window.
+    async fn pause(&mut self, now: Instant) -> Duration {
+        let expected = self.expected().await;
+        let since = self.known.since.unwrap_or(now);
+        let elapsed = now.saturating_duration_since(since);
+        let growing = self.options.interval_after(self.reads.saturating_sub(1));
+        let pause = match (expected, self.event.is_some()) {
+            (Some(expected), true) => {
+                let first = (expected * 2).max(MIN_STEP);
+                let due = first * 2u32.saturating_pow(self.reads.min(16));
+                due.saturating_sub(elapsed)
+                    .min(self.options.max_interval.max(first))
+            }
+            (None, true) => growing.max(self.options.max_interval),
+            (Some(expected), false) if self.reads == 0 => {
+                // A twentieth more, so the read finds the task ended.
+                (expected + expected / 20).saturating_sub(elapsed)
+            }
+            (Some(expected), false) => {
+                let step = (expected / 10).max(MIN_STEP);
+                if elapsed > expected * 2 {
+                    growing.max(step)
+                } else {
+                    step
+                }
+            }
+            (None, false) if self.reads == 0 => Duration::ZERO,
+            (None, false) => growing,
+        };
+        if self.reads == 0 {
+            return pause;
+        }
+        pause.max(self.client.shared().host.pacer.poll_floor(now))
+    }
+
+    /// The generation an event tells of, when it tells it whole: a success
+    /// carries all the service guarantees; a failure carries no cost, which
+    /// the create told.
+    fn ended(&self, event: WebhookEvent) -> Option<Generation> {
+        let mut generation = match event {
+            WebhookEvent::GenerationCompleted { generation, .. } => {
+                let mut ended =
+                    Generation::new(generation.id, generation.status, generation.cost_rub);
+                ended.output_urls = generation.output_urls;
+                ended.media_type = Some(generation.media_type);
+                ended.finished_at = Some(generation.completed_at);
+                ended
+            }
+            WebhookEvent::GenerationFailed { generation, .. } => {
+                let mut ended = Generation::new(
+                    generation.id,
+                    generation.status.unwrap_or(GenerationStatus::Failed),
+                    self.known.cost_rub?,
+                );
+                ended.error_code = Some(generation.error_code);
+                ended.error_message = Some(generation.error_message);
+                ended.finished_at = Some(generation.failed_at);
+                ended
+            }
+            _ => return None,
+        };
+        generation.model_slug.clone_from(&self.known.model);
+        Some(generation)
     }
 }
 
@@ -288,6 +471,7 @@ type StatusCallback<'a> = Box<dyn FnMut(&Generation) + Send + 'a>;
 pub struct Wait<'a> {
     client: &'a Client,
     id: Uuid,
+    known: Known,
     options: WaitOptions,
     on_status: Option<StatusCallback<'a>>,
     request_options: RequestOptions,
@@ -308,6 +492,7 @@ impl<'a> Wait<'a> {
         Self {
             client,
             id,
+            known: Known::default(),
             options: WaitOptions::default(),
             on_status: None,
             request_options: RequestOptions::default(),
@@ -362,11 +547,12 @@ impl<'a> Wait<'a> {
         let Self {
             client,
             id,
+            known,
             options,
             mut on_status,
             request_options: _,
         } = self;
-        follow(client, id, options, |generation| {
+        follow(client, id, options, known, |generation| {
             if let Some(callback) = on_status.as_mut() {
                 callback(generation);
             }
@@ -381,9 +567,10 @@ pub(crate) async fn follow(
     client: &Client,
     id: Uuid,
     options: WaitOptions,
+    known: Known,
     mut on_change: impl FnMut(&Generation),
 ) -> Result<Generation> {
-    let mut changes = watch(client, id, options);
+    let mut changes = watch(client, id, options, known);
     let mut last = None;
     while let Some(item) = changes.next().await {
         let generation = item?;
@@ -535,8 +722,10 @@ impl<'a> IntoFuture for CreateAndWait<'a> {
         let options = self.wait.request_options.clone();
         Box::pin(within(options, async move {
             let Self { request, mut wait } = self;
-            let created = wait.client.generations().create(request).await?;
+            let created = wait.client.generations().create(request.clone()).await?;
             wait.id = created.id;
+            let now = wait.client.shared().clock.now();
+            wait.known = Known::created(&request, &created, now);
             wait.run().await.map_err(|err| after_create(err, &created))
         }))
     }

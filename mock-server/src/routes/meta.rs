@@ -27,6 +27,11 @@ async fn get_health(State(state): State<AppState>) -> Json<Value> {
 
 /// The catalogue, with each model's availability as the control API last set it.
 async fn list_catalog(State(state): State<AppState>) -> Json<Value> {
+    // From creation to a final status: the queue, then one worker attempt. What
+    // crosses the network is told in real seconds: under a clock running `scale`
+    // times faster, a model takes `1 / scale` of its time.
+    let scale = state.clock().edge_scale();
+    let queue = state.config().queue_seconds;
     let store = state.store();
     let models: Vec<Value> = state
         .catalog()
@@ -36,6 +41,8 @@ async fn list_catalog(State(state): State<AppState>) -> Json<Value> {
             let status = store.model_state(&model.slug).public_status(model);
             let mut value = json!(model);
             value["status"] = json!(status);
+            value["averageDurationSeconds"] =
+                json!((queue + model.average_duration_seconds) / scale);
             value
         })
         .collect();

@@ -37,6 +37,25 @@ async fn under_a_scaled_clock_a_refused_client_is_told_real_seconds() {
 }
 
 #[tokio::test]
+async fn under_a_scaled_clock_the_catalogue_tells_a_models_time_in_real_seconds() {
+    let duration = |catalog: &serde_json::Value, slug: &str| {
+        catalog["models"]
+            .as_array()
+            .and_then(|models| models.iter().find(|m| m["slug"] == slug))
+            .and_then(|m| m["averageDurationSeconds"].as_f64())
+            .expect("the model's typical time")
+    };
+    let scaled = scaled().await;
+    let fast = scaled.get("/v1/catalog/").await.body;
+    let manual = App::with(MockServer::start().await).await;
+    let slow = manual.get("/v1/catalog/").await.body;
+    // flux-schnell: 1 s in the queue and a 4 s attempt, from creation to its end.
+    assert_eq!(duration(&slow, "flux-schnell"), 5.0);
+    assert!((duration(&fast, "flux-schnell") - 5.0 / 60.0).abs() < 1e-9);
+    assert!((duration(&fast, "imagen-4") - 13.0 / 60.0).abs() < 1e-9);
+}
+
+#[tokio::test]
 async fn under_a_scaled_clock_the_topup_window_tells_real_seconds() {
     let app = scaled().await;
     for _ in 0..5 {

@@ -13,7 +13,7 @@ use crate::generation_request::{CreatedGeneration, GenerationFilter, GenerationR
 use crate::model::generation::Generation;
 use crate::pagination::{Page, page, paginate};
 use crate::types;
-use crate::wait::{CreateAndWait, Wait, WaitOptions, watch};
+use crate::wait::{CreateAndWait, Known, Wait, WaitOptions, watch};
 
 /// The generation area of a [`Client`].
 ///
@@ -285,7 +285,7 @@ impl<'a> Generations<'a> {
         id: Uuid,
         options: WaitOptions,
     ) -> impl Stream<Item = Result<Generation>> + Send + Unpin + 'a {
-        watch(self.client, id, options)
+        watch(self.client, id, options, Known::default())
     }
 
     /// Creates a generation and waits until it ends, in one call; see [`CreateAndWait`].

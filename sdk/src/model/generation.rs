@@ -231,6 +231,28 @@ pub struct Generation {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
+impl Generation {
+    /// A generation with what the service guarantees of every one, the rest
+    /// unknown.
+    pub(crate) fn new(id: Uuid, status: GenerationStatus, cost_rub: f64) -> Self {
+        Self {
+            id,
+            status,
+            cost_rub,
+            output_urls: Vec::new(),
+            error_code: None,
+            model_slug: None,
+            media_type: None,
+            prompt: None,
+            params: None,
+            error_message: None,
+            created_at: None,
+            started_at: None,
+            finished_at: None,
+        }
+    }
+}
+
 /// A `FAILED` generation, as an error: its code, its message and whether trying
 /// again can help.
 ///

@@ -152,10 +152,11 @@ async fn a_reqwest_client_of_ones_own_carries_every_request() {
 /// A span's or an event's fields, as text.
 type FieldList = Vec<(String, String)>;
 
-/// Spans and events as a subscriber sees them.
+/// Spans (by id, in the order they began) and events as a subscriber sees
+/// them, from every thread of this test binary.
 #[derive(Debug, Default, Clone)]
 struct Seen {
-    spans: Arc<Mutex<Vec<(String, FieldList)>>>,
+    spans: Arc<Mutex<Vec<(u64, String, FieldList)>>>,
     events: Arc<Mutex<Vec<FieldList>>>,
 }
 
@@ -182,26 +183,23 @@ where
     ) {
         let mut fields = Vec::new();
         attrs.record(&mut Fields(&mut fields));
-        let _ = id;
-        self.spans
-            .lock()
-            .unwrap()
-            .push((attrs.metadata().name().to_owned(), fields));
+        self.spans.lock().unwrap().push((
+            id.into_u64(),
+            attrs.metadata().name().to_owned(),
+            fields,
+        ));
     }
 
     fn on_record(
         &self,
         id: &tracing::span::Id,
         values: &tracing::span::Record<'_>,
-        ctx: tracing_subscriber::layer::Context<'_, S>,
+        _: tracing_subscriber::layer::Context<'_, S>,
     ) {
-        // Recorded later (status, request id): kept with the newest span of that name.
-        let name = ctx
-            .span(id)
-            .map(|s| s.name().to_owned())
-            .unwrap_or_default();
+        // Recorded later (status, request id): kept with its span. An id is
+        // reused once its span closed, so the newest span with it is the one.
         let mut spans = self.spans.lock().unwrap();
-        if let Some((_, fields)) = spans.iter_mut().rev().find(|(n, _)| *n == name) {
+        if let Some((_, _, fields)) = spans.iter_mut().rev().find(|(n, _, _)| *n == id.into_u64()) {
             values.record(&mut Fields(fields));
         }
     }
@@ -214,16 +212,45 @@ where
 }
 
 impl Seen {
-    fn operation(&self, id: &str) -> Vec<(String, String)> {
+    /// The one subscriber of this test binary, for every thread: a subscriber
+    /// of one thread's would miss a callsite another thread met first, whose
+    /// interest tracing then caches as "nobody listens".
+    fn global() -> &'static Seen {
+        static SEEN: std::sync::OnceLock<Seen> = std::sync::OnceLock::new();
+        SEEN.get_or_init(|| {
+            use tracing_subscriber::layer::SubscriberExt;
+            let seen = Seen::default();
+            tracing::subscriber::set_global_default(
+                tracing_subscriber::registry().with(seen.clone()),
+            )
+            .expect("the only global subscriber of the test binary");
+            seen
+        })
+    }
+
+    /// The fields of the spans of operation `id` that have `field` = `value`.
+    fn operation(&self, id: &str, field: &str, value: &str) -> Vec<(String, String)> {
         self.spans
             .lock()
             .unwrap()
             .iter()
-            .filter(|(name, fields)| {
+            .filter(|(_, name, fields)| {
                 name == "mediagen.operation"
                     && fields.iter().any(|(k, v)| k == "operation" && v == id)
+                    && fields.iter().any(|(k, v)| k == field && v == value)
             })
-            .flat_map(|(_, fields)| fields.clone())
+            .flat_map(|(_, _, fields)| fields.clone())
+            .collect()
+    }
+
+    /// The events that carry `field` = `value`.
+    fn events_with(&self, field: &str, value: &str) -> Vec<FieldList> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|fields| fields.iter().any(|(k, v)| k == field && v == value))
+            .cloned()
             .collect()
     }
 
@@ -246,13 +273,7 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 #[tokio::test]
 async fn each_operation_is_a_span_with_its_request_id_and_generation_and_no_secret() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let seen = Seen::default();
-    let subscriber = tracing_subscriber::registry().with(seen.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Tests on other threads may have met these callsites first, with no
-    // subscriber, and tracing caches that nobody listens: ask again.
-    tracing::callsite::rebuild_interest_cache();
+    let seen = Seen::global();
     let app = App::start().await;
     app.mock.inject(
         mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE")
@@ -264,7 +285,8 @@ async fn each_operation_is_a_span_with_its_request_id_and_generation_and_no_secr
         .unwrap();
     let read = app.client.generations().get(created.id).await.unwrap();
 
-    let create = seen.operation("create_generation");
+    let id = created.id.to_string();
+    let create = seen.operation("create_generation", "generation_id", &id);
     assert_eq!(field(&create, "method"), Some("POST"));
     assert_eq!(field(&create, "path"), Some("/v1/generations"));
     assert_eq!(field(&create, "attempt"), Some("2"));
@@ -274,19 +296,16 @@ async fn each_operation_is_a_span_with_its_request_id_and_generation_and_no_secr
         Some(created.id.to_string().as_str())
     );
     assert!(field(&create, "request_id").is_some_and(|r| r.starts_with("req_")));
-    let get = seen.operation("get_generation");
+    let get = seen.operation("get_generation", "generation_id", &id);
     assert_eq!(field(&get, "path"), Some("/v1/generations/{id}"));
     assert_eq!(
         field(&get, "generation_id"),
         Some(read.id.to_string().as_str())
     );
     let retry = seen
-        .events
-        .lock()
-        .unwrap()
-        .iter()
+        .events_with("operation", "create_generation")
+        .into_iter()
         .find(|e| field(e, "message") == Some("retrying"))
-        .cloned()
         .expect("the retry is an event");
     assert!(field(&retry, "delay_ms").is_some() && field(&retry, "reason").is_some());
     let secret = app.user.api_key.rsplit('_').next().unwrap().to_owned();

@@ -19,6 +19,7 @@ mod pacing;
 mod repeats;
 mod retries;
 mod tolerance;
+mod volume;
 mod wait;
 mod webhooks;
 

@@ -293,8 +293,8 @@ async fn the_concurrency_limit_is_its_own_error_kind_and_is_not_retried() {
 }
 
 #[tokio::test]
-async fn transient_errors_are_retried_five_times_with_full_jitter_below_one_two_four_eight_seconds()
-{
+async fn transient_errors_are_retried_five_times_with_equal_jitter_within_one_two_four_eight_seconds()
+ {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/v1/account"))
@@ -322,6 +322,7 @@ async fn transient_errors_are_retried_five_times_with_full_jitter_below_one_two_
         assert_eq!(sleeps.len(), 4);
         for (sleep, cap) in sleeps.iter().zip(caps) {
             assert!(*sleep <= cap, "{sleep:?} above {cap:?}");
+            assert!(*sleep >= cap / 2, "{sleep:?} below half of {cap:?}");
         }
         all.extend(
             sleeps
@@ -330,9 +331,9 @@ async fn transient_errors_are_retried_five_times_with_full_jitter_below_one_two_
                 .map(|(s, c)| s.as_secs_f64() / c.as_secs_f64()),
         );
     }
-    // Full jitter: the waits spread over the whole range below each cap.
-    assert!(all.iter().any(|f| *f < 0.3), "{all:?}");
-    assert!(all.iter().any(|f| *f > 0.7), "{all:?}");
+    // Equal jitter: the waits spread over the upper half of each step.
+    assert!(all.iter().any(|f| *f < 0.65), "{all:?}");
+    assert!(all.iter().any(|f| *f > 0.85), "{all:?}");
 }
 
 #[tokio::test]
