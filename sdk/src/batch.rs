@@ -17,7 +17,8 @@ use uuid::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
-use crate::generation_request::GenerationRequest;
+use crate::generation_request::{CreatedGeneration, GenerationRequest};
+use crate::journal::{self, Journal, JournalEntry, item_names};
 use crate::model::generation::{Generation, GenerationStatus};
 use crate::options::{RequestOptions, request_options};
 use crate::side_channel;
@@ -55,6 +56,17 @@ pub enum BatchEvent {
     Failed {
         /// Its id, if it was created.
         id: Option<Uuid>,
+    },
+    /// The journal says an earlier run created it: it is followed, not created.
+    Resumed {
+        /// Its id.
+        id: Uuid,
+    },
+    /// The journal says it ended in an earlier run: its outcome is the one
+    /// recorded, and nothing is sent for it.
+    Recorded {
+        /// Its id.
+        id: Uuid,
     },
 }
 
@@ -147,6 +159,7 @@ pub struct Batch<'a> {
     on_progress: Option<ProgressCallback<'a>>,
     fail_fast: bool,
     max_total_cost_rub: Option<f64>,
+    journal: Option<Box<dyn Journal + 'a>>,
     request_options: RequestOptions,
 }
 
@@ -159,6 +172,7 @@ impl std::fmt::Debug for Batch<'_> {
             .field("on_progress", &self.on_progress.is_some())
             .field("fail_fast", &self.fail_fast)
             .field("max_total_cost_rub", &self.max_total_cost_rub)
+            .field("journal", &self.journal.is_some())
             .finish()
     }
 }
@@ -176,6 +190,7 @@ impl<'a> Batch<'a> {
             on_progress: None,
             fail_fast: false,
             max_total_cost_rub: None,
+            journal: None,
             request_options: RequestOptions::default(),
         }
     }
@@ -254,6 +269,39 @@ impl<'a> Batch<'a> {
         self
     }
 
+    /// Writes down each create before it is sent, and each generation's id and
+    /// end, in `journal`; a batch started again with the same journal pays for
+    /// nothing twice (see [`Journal`]). Each request is an item named by
+    /// [`item_names`]: give requests a [`label`](GenerationRequest::label) when
+    /// their text may change between runs but they stay the same request.
+    ///
+    #[cfg_attr(feature = "journal", doc = "```")]
+    #[cfg_attr(not(feature = "journal"), doc = "```ignore")]
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let mock = mediagen_mock_server::MockServer::builder().real_clock(200.0).start().await;
+    /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
+    /// # let dir = tempfile::tempdir()?;
+    /// use mediagen::{GenerationRequest, SqliteJournal};
+    ///
+    /// let requests = || ["a fox", "a hare"].map(|p| GenerationRequest::new("flux-schnell", p));
+    /// let path = dir.path().join("animals.journal");
+    /// let first = client.generations().batch(requests())
+    ///     .journal(SqliteJournal::open(&path)?)
+    ///     .await;
+    /// // Again, with the same journal: nothing is created; the outcomes are the same.
+    /// let again = client.generations().batch(requests())
+    ///     .journal(SqliteJournal::open(&path)?)
+    ///     .await;
+    /// assert_eq!(first[0].as_ref().unwrap().id, again[0].as_ref().unwrap().id);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn journal(mut self, journal: impl Journal + 'a) -> Self {
+        self.journal = Some(Box::new(journal));
+        self
+    }
+
     /// Each outcome as it ends, in the order they end; the stream ends when
     /// every request has ended or was not started.
     ///
@@ -317,10 +365,23 @@ struct Budget {
 type Running<'a> =
     Pin<Box<dyn Future<Output = (usize, Option<Uuid>, Result<Generation>)> + Send + 'a>>;
 
+/// A batch's journal, shared by the requests that run at once.
+type SharedJournal<'a> = Arc<Mutex<Box<dyn Journal + 'a>>>;
+
+/// One request of a batch, with its name in the journal and what the journal
+/// recorded of it in an earlier run.
+struct Item {
+    index: usize,
+    request: GenerationRequest,
+    name: String,
+    recorded: Option<JournalEntry>,
+}
+
 /// The state of a batch between two outcomes.
 struct Runner<'a> {
     client: &'a Client,
-    queued: std::iter::Enumerate<std::vec::IntoIter<GenerationRequest>>,
+    queued: std::vec::IntoIter<Item>,
+    journal: Option<SharedJournal<'a>>,
     running: FuturesUnordered<Running<'a>>,
     events: mpsc::UnboundedSender<(usize, BatchEvent)>,
     received: mpsc::UnboundedReceiver<(usize, BatchEvent)>,
@@ -333,18 +394,55 @@ struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    fn new(batch: Batch<'a>) -> Self {
+    fn new(mut batch: Batch<'a>) -> Self {
         let (events, received) = mpsc::unbounded();
         let total = batch.requests.len();
-        // A header that cannot be one stops the batch before anything starts.
-        let stopped = batch
+        // A header that cannot be one stops the batch before anything starts,
+        // and so does a journal that cannot be read.
+        let mut stopped = batch
             .request_options
             .check()
             .err()
             .map(|err| err.to_string());
+        let mut recorded = match batch.journal.as_mut().map(|journal| journal.entries()) {
+            Some(Ok(entries)) => entries.into_iter().map(|e| (e.item.clone(), e)).collect(),
+            Some(Err(err)) => {
+                stopped.get_or_insert_with(|| err.to_string());
+                std::collections::HashMap::new()
+            }
+            None => std::collections::HashMap::new(),
+        };
+        let names = item_names(&batch.requests);
+        let items: Vec<Item> = batch
+            .requests
+            .into_iter()
+            .zip(names)
+            .enumerate()
+            .map(|(index, (request, name))| Item {
+                index,
+                recorded: recorded.remove(&name),
+                request,
+                name,
+            })
+            .collect();
+        // What earlier runs reserved counts against the batch's cost limit.
+        let reserved = items
+            .iter()
+            .filter_map(|item| item.recorded.as_ref())
+            .filter(|entry| {
+                entry.ended.as_ref().is_none_or(|g| {
+                    !matches!(
+                        g.status,
+                        GenerationStatus::Failed | GenerationStatus::Cancelled
+                    )
+                })
+            })
+            .filter_map(|entry| entry.cost_rub)
+            .sum();
         let mut runner = Self {
             client: batch.client,
-            queued: batch.requests.into_iter().enumerate(),
+            queued: items.into_iter(),
+            journal: batch.journal.map(|journal| Arc::new(Mutex::new(journal))),
             running: FuturesUnordered::new(),
             events,
             received,
@@ -361,10 +459,7 @@ impl<'a> Runner<'a> {
             },
             fail_fast: batch.fail_fast,
             max_total_cost_rub: batch.max_total_cost_rub,
-            budget: Arc::new(Mutex::new(Budget {
-                reserved: 0.0,
-                stopped,
-            })),
+            budget: Arc::new(Mutex::new(Budget { reserved, stopped })),
         };
         for _ in 0..batch.max_active {
             if !runner.start_next() {
@@ -382,22 +477,33 @@ impl<'a> Runner<'a> {
             .is_some()
     }
 
-    /// Starts the next queued request, unless the batch has stopped starting them.
+    /// Starts the next queued request, unless the batch has stopped starting
+    /// them; one the journal says ended in an earlier run ends at once.
     fn start_next(&mut self) -> bool {
         if self.stopped() {
             return false;
         }
-        let Some((index, request)) = self.queued.next() else {
+        let Some(item) = self.queued.next() else {
             return false;
         };
+        if let Some(ended) = item.recorded.as_ref().and_then(|e| e.ended.clone()) {
+            let (index, id) = (item.index, ended.id);
+            let _ = self
+                .events
+                .unbounded_send((index, BatchEvent::Recorded { id }));
+            self.running.push(Box::pin(async move {
+                (index, Some(id), crate::wait::outcome(ended))
+            }));
+            return true;
+        }
         self.running.push(Box::pin(run_one(
             self.client,
-            index,
-            request,
+            item,
             self.options.clone(),
             self.events.clone(),
             self.max_total_cost_rub
                 .map(|limit| (limit, Arc::clone(&self.budget))),
+            self.journal.clone(),
         )));
         true
     }
@@ -447,7 +553,7 @@ impl<'a> Runner<'a> {
             }
         }
         // Nothing runs: what is left was never started.
-        let (index, _) = self.queued.next()?;
+        let Item { index, .. } = self.queued.next()?;
         let reason = self
             .budget
             .lock()
@@ -465,79 +571,76 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// One request of a batch, from its create to its end.
+/// One request of a batch, from its create (or, when the journal says an
+/// earlier run created it, from its id) to its end.
 async fn run_one(
     client: &Client,
-    index: usize,
-    mut request: GenerationRequest,
-    mut options: WaitOptions,
+    item: Item,
+    options: WaitOptions,
     events: mpsc::UnboundedSender<(usize, BatchEvent)>,
     budget: Option<(f64, Arc<Mutex<Budget>>)>,
+    journal: Option<SharedJournal<'_>>,
 ) -> (usize, Option<Uuid>, Result<Generation>) {
-    request.ensure_key();
-    let mut priced = None;
-    if let Some((limit, budget)) = &budget {
-        let cost = match client.generations().estimate(&request).await {
-            Ok(estimate) => estimate.cost_rub,
-            Err(err) => return (index, None, Err(err)),
-        };
-        let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(reason) = &budget.stopped {
-            return (
-                index,
-                None,
-                Err(Error::NotStarted {
-                    reason: reason.clone(),
-                }),
-            );
-        }
-        if budget.reserved + cost > *limit {
-            let reason = format!(
-                "request #{index} ({cost} RUB) would take the reserved total past the batch's \
-                 limit of {limit} RUB ({} RUB reserved)",
-                budget.reserved
-            );
-            budget.stopped = Some(reason.clone());
-            return (index, None, Err(Error::NotStarted { reason }));
-        }
-        // Held while the create runs, so that parallel requests see it.
-        budget.reserved += cost;
-        priced = Some(cost);
-    }
+    let Item {
+        index,
+        mut request,
+        name,
+        recorded,
+    } = item;
     let clock = &client.shared().clock;
     let deadline = options.timeout.map(|timeout| clock.now() + timeout);
-    let mut refusals = 0;
-    let created = loop {
-        match client.generations().create(request.clone()).await {
-            Err(Error::Api(err)) if matches!(err.kind, ErrorKind::ConcurrencyLimit { .. }) => {
-                // Limits rule 4: the user's other tasks hold the slots; wait for one to end.
-                let pause = options.interval_after(refusals);
-                refusals += 1;
-                if deadline.is_some_and(|deadline| clock.now() + pause > deadline) {
-                    return (index, None, Err(Error::Api(err)));
-                }
-                tracing::debug!(
-                    index,
-                    delay_ms = pause.as_millis() as u64,
-                    reason = "the user's other tasks hold every slot (concurrency limit)",
-                    "waiting for a slot"
-                );
-                clock.sleep(pause).await;
+    let created = match recorded {
+        Some(JournalEntry {
+            id: Some(id),
+            idempotency_key,
+            cost_rub,
+            ..
+        }) => {
+            let _ = events.unbounded_send((index, BatchEvent::Resumed { id }));
+            CreatedGeneration {
+                id,
+                status: GenerationStatus::Pending,
+                cost_rub: cost_rub.unwrap_or_default(),
+                idempotency_key,
             }
-            other => break other,
+        }
+        recorded => {
+            if let Some(entry) = recorded {
+                // A create sent before, unanswered: again with its key, which
+                // returns its generation, while the service keeps the key.
+                if chrono::Utc::now() - entry.planned_at >= journal::KEY_LIFETIME {
+                    return (
+                        index,
+                        None,
+                        Err(Error::StaleCreate {
+                            idempotency_key: entry.idempotency_key,
+                        }),
+                    );
+                }
+                request = request.idempotency_key(entry.idempotency_key);
+            }
+            match create(
+                client,
+                index,
+                &mut request,
+                &name,
+                &options,
+                deadline,
+                budget,
+                journal.as_ref(),
+            )
+            .await
+            {
+                Ok(created) => {
+                    let _ = events.unbounded_send((index, BatchEvent::Created { id: created.id }));
+                    created
+                }
+                Err(err) => return (index, None, Err(err)),
+            }
         }
     };
-    if let (Some((_, budget)), Some(estimate)) = (&budget, priced) {
-        let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
-        // The create's own cost replaces the estimate; nothing is reserved if it failed.
-        budget.reserved += created.as_ref().map_or(0.0, |c| c.cost_rub) - estimate;
-    }
-    let created = match created {
-        Ok(created) => created,
-        Err(err) => return (index, None, Err(err)),
-    };
     let id = created.id;
-    let _ = events.unbounded_send((index, BatchEvent::Created { id }));
+    let mut options = options;
     if let Some(deadline) = deadline {
         options = options.timeout(deadline.saturating_duration_since(clock.now()));
     }
@@ -552,11 +655,134 @@ async fn run_one(
         ));
     })
     .await;
+    if let (Some(journal), Some(ended)) = (&journal, ended(&result, &created)) {
+        let written = journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .ended(&name, &ended);
+        // The generation ended all the same; a run that finds it unrecorded
+        // reads it again.
+        if let Err(err) = written {
+            tracing::warn!(index, generation_id = %id, error = %err, "the journal missed an end");
+        }
+    }
     (
         index,
         Some(id),
         result.map_err(|err| after_create(err, &created)),
     )
+}
+
+/// The generation a wait's result says ended, if it ended.
+fn ended(result: &Result<Generation>, created: &CreatedGeneration) -> Option<Generation> {
+    match result {
+        Ok(generation) => Some(generation.clone()),
+        Err(Error::GenerationFailed(failure)) => Some(failure.generation.clone()),
+        Err(Error::GenerationCancelled { id, .. }) => Some(Generation::new(
+            *id,
+            GenerationStatus::Cancelled,
+            created.cost_rub,
+        )),
+        Err(Error::UnknownGenerationStatus { generation, .. }) => Some((**generation).clone()),
+        Err(_) => None,
+    }
+}
+
+/// Creates one request of a batch within its budget, written down in the
+/// journal before it is sent; waits for a slot when the user's other tasks
+/// hold every one.
+#[allow(clippy::too_many_arguments)]
+async fn create(
+    client: &Client,
+    index: usize,
+    request: &mut GenerationRequest,
+    name: &str,
+    options: &WaitOptions,
+    deadline: Option<std::time::Instant>,
+    budget: Option<(f64, Arc<Mutex<Budget>>)>,
+    journal: Option<&SharedJournal<'_>>,
+) -> Result<CreatedGeneration> {
+    let key = request.ensure_key().to_owned();
+    let mut priced = None;
+    if let Some((limit, budget)) = &budget {
+        let cost = client.generations().estimate(request).await?.cost_rub;
+        let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(reason) = &budget.stopped {
+            return Err(Error::NotStarted {
+                reason: reason.clone(),
+            });
+        }
+        if budget.reserved + cost > *limit {
+            let reason = format!(
+                "request #{index} ({cost} RUB) would take the reserved total past the batch's \
+                 limit of {limit} RUB ({} RUB reserved)",
+                budget.reserved
+            );
+            budget.stopped = Some(reason.clone());
+            return Err(Error::NotStarted { reason });
+        }
+        // Held while the create runs, so that parallel requests see it.
+        budget.reserved += cost;
+        priced = Some(cost);
+    }
+    let release = |created: Option<&CreatedGeneration>| {
+        if let (Some((_, budget)), Some(estimate)) = (&budget, priced) {
+            let mut budget = budget.lock().unwrap_or_else(|p| p.into_inner());
+            // The create's own cost replaces the estimate; nothing is reserved
+            // if it failed.
+            budget.reserved += created.map_or(0.0, |c| c.cost_rub) - estimate;
+        }
+    };
+    if let Some(journal) = journal {
+        // Never pay for what is not written down: no record, no create.
+        let planned = journal.lock().unwrap_or_else(|p| p.into_inner()).planned(
+            name,
+            &key,
+            chrono::Utc::now(),
+        );
+        if let Err(err) = planned {
+            release(None);
+            return Err(err);
+        }
+    }
+    let clock = &client.shared().clock;
+    let mut refusals = 0;
+    let created = loop {
+        match client.generations().create(request.clone()).await {
+            Err(Error::Api(err)) if matches!(err.kind, ErrorKind::ConcurrencyLimit { .. }) => {
+                // Limits rule 4: the user's other tasks hold the slots; wait for one to end.
+                let pause = options.interval_after(refusals);
+                refusals += 1;
+                if deadline.is_some_and(|deadline| clock.now() + pause > deadline) {
+                    break Err(Error::Api(err));
+                }
+                tracing::debug!(
+                    index,
+                    delay_ms = pause.as_millis() as u64,
+                    reason = "the user's other tasks hold every slot (concurrency limit)",
+                    "waiting for a slot"
+                );
+                clock.sleep(pause).await;
+            }
+            other => break other,
+        }
+    };
+    release(created.as_ref().ok());
+    let created = created?;
+    if let Some(journal) = journal {
+        let written = journal.lock().unwrap_or_else(|p| p.into_inner()).created(
+            name,
+            created.id,
+            created.cost_rub,
+        );
+        // The generation exists and is paid for: keep following it. A run
+        // that finds it unrecorded creates it again with its key, which
+        // returns it.
+        if let Err(err) = written {
+            tracing::warn!(index, generation_id = %created.id, error = %err, "the journal missed a create");
+        }
+    }
+    Ok(created)
 }
 
 impl<'a> IntoFuture for Batch<'a> {

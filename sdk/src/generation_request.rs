@@ -2,6 +2,7 @@
 //! types every way of creating (one call, a wait, a batch) shares.
 
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
@@ -59,6 +60,7 @@ pub struct GenerationRequest {
     prompt: String,
     params: Map<String, Value>,
     idempotency_key: Option<String>,
+    label: Option<String>,
 }
 
 impl GenerationRequest {
@@ -74,6 +76,7 @@ impl GenerationRequest {
             prompt: prompt.into(),
             params: Map::new(),
             idempotency_key: None,
+            label: None,
         }
     }
 
@@ -163,6 +166,39 @@ impl GenerationRequest {
     /// ```
     pub fn params(&self) -> &Map<String, Value> {
         &self.params
+    }
+
+    /// A name for the request in a batch's [`Journal`](crate::Journal), which
+    /// stays the same across runs (the name of a line of a manifest, say);
+    /// without one, the journal names it by its model, prompt and params.
+    ///
+    /// ```
+    /// let request = mediagen::GenerationRequest::new("flux-schnell", "a fox").label("line-12");
+    /// # drop(request);
+    /// ```
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// The request's label, or a digest of its model, prompt and params.
+    pub(crate) fn label_or_digest(&self) -> String {
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
+        let mut hash = Sha256::new();
+        hash.update(self.model_slug.as_bytes());
+        hash.update([0]);
+        hash.update(self.prompt.as_bytes());
+        hash.update([0]);
+        // In key order, whatever order the map keeps them in.
+        let params: std::collections::BTreeMap<_, _> = self.params.iter().collect();
+        hash.update(serde_json::to_vec(&params).unwrap_or_default());
+        hash.finalize()
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// The `Idempotency-Key`, if one was set.

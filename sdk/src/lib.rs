@@ -17,6 +17,7 @@ mod events;
 mod generation_request;
 mod host;
 mod hub;
+mod journal;
 mod limits;
 mod model;
 mod open_enum;
@@ -52,6 +53,9 @@ pub use generated::types::Account;
 /// The public catalogue of models (`GET /v1/catalog/`).
 pub use generated::types::Catalog;
 pub use generation_request::{CreatedGeneration, GenerationFilter, GenerationRequest};
+#[cfg(feature = "journal")]
+pub use journal::SqliteJournal;
+pub use journal::{Journal, JournalEntry, item_names};
 pub use limits::{LimitScope, RateLimit};
 pub use model::billing::{
     BillingOperationStatus, BillingOperationType, Currency, InvoiceStatus, TopupStatus,

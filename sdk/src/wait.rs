@@ -392,7 +392,7 @@ impl Watch<'_> {
 
 /// The end of a wait: `Ok` for `SUCCEEDED`, a typed error for any other status
 /// (the wait stops at every status but `PENDING` and `PROCESSING`).
-fn outcome(generation: Generation) -> Result<Generation> {
+pub(crate) fn outcome(generation: Generation) -> Result<Generation> {
     match generation.status {
         GenerationStatus::Succeeded => Ok(generation),
         GenerationStatus::Failed => Err(Error::GenerationFailed(Box::new(GenerationFailure::new(

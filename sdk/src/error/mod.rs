@@ -171,6 +171,24 @@ pub enum Error {
         reason: String,
     },
 
+    /// A batch's journal could not be read or written. Nothing is created for a
+    /// request whose create could not be written down first.
+    #[error("the batch's journal failed: {0}")]
+    Journal(#[source] Box<dyn std::error::Error + Send + Sync>),
+
+    /// A create of this request was written down more than 24 hours ago and no
+    /// answer to it was: its `Idempotency-Key` may have expired on the service,
+    /// so it is not sent again, since that could pay twice. Look for the
+    /// generation in the list (it may exist) before creating it anew.
+    #[error(
+        "a create with idempotency key {idempotency_key} got no recorded answer more than 24 hours ago; \
+         look for its generation before creating it again"
+    )]
+    StaleCreate {
+        /// The key it was sent with.
+        idempotency_key: String,
+    },
+
     /// The request was refused before sending: a value breaks a constraint of the
     /// contract (such as an empty prompt), or an argument is unusable.
     #[error("invalid request: {0}")]
@@ -286,7 +304,8 @@ impl Error {
             } => idempotency_key.as_deref(),
             Self::AfterCreate {
                 idempotency_key, ..
-            } => Some(idempotency_key),
+            }
+            | Self::StaleCreate { idempotency_key } => Some(idempotency_key),
             _ => None,
         }
     }

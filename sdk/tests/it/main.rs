@@ -15,6 +15,7 @@ mod depth;
 mod errors;
 mod files;
 mod generations;
+mod journal;
 mod pacing;
 mod repeats;
 mod retries;
