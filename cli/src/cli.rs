@@ -129,6 +129,22 @@ pub enum Command {
     /// Start a generation; with --wait, follow it to the end and print its results
     #[command(visible_alias = "gen")]
     Generate(GenerateArgs),
+    /// Run many generations from a manifest, at the service's limits, safe to run again
+    ///
+    /// MANIFEST is a file (or - for stdin, with --state) of one prompt per line (with -m)
+    /// or of JSON Lines objects {"model", "prompt", "params", "output"}; blank lines and
+    /// lines starting with # are skipped. Every line is checked before anything starts.
+    /// A journal beside the manifest (or --state) writes down each create before it is
+    /// sent: after Ctrl-C, a crash or a reboot, the same command again pays for nothing
+    /// twice, skips what ended, follows what runs, and downloads what is missing. A first
+    /// Ctrl-C stops creating and follows the active generations to their end; a second
+    /// exits at once.
+    ///
+    ///   mediagen batch -m flux-schnell prompts.txt -o out/
+    ///   mediagen batch jobs.jsonl --max-cost 500 -p aspect_ratio=16:9
+    ///   mediagen batch status jobs.jsonl
+    #[command(verbatim_doc_comment)]
+    Batch(BatchArgs),
     /// Show a generation; with --wait, follow it to the end
     Get(GetArgs),
     /// List generations, newest first
@@ -320,6 +336,56 @@ impl WaitArgs {
     pub fn waits(&self) -> bool {
         self.wait || self.output.is_some()
     }
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    pub command: Option<BatchCommand>,
+    #[command(flatten)]
+    pub run: BatchRunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// How many lines of a manifest are in each state, and which, from its journal
+    Status {
+        /// The manifest
+        manifest: PathBuf,
+        /// The journal [default: MANIFEST.journal]
+        #[arg(long, value_name = "PATH")]
+        state: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BatchRunArgs {
+    /// The manifest; - reads it from stdin (then --state is required)
+    #[arg(required = true)]
+    pub manifest: Option<PathBuf>,
+    /// The model of every line that does not name one (see `mediagen models`)
+    #[arg(short, long, value_name = "SLUG")]
+    pub model: Option<String>,
+    /// A parameter for every line (a line's own params win); VALUE is read as JSON when
+    /// it parses, else as text
+    #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, serde_json::Value)>,
+    /// Download each result into DIR as it ends: the line's "output", else
+    /// LINE-ID-N.EXT
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Generations active at once (the service allows 5 per user)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub max_active: u16,
+    /// Stop creating before the reserved total passes this many roubles (each create is
+    /// priced first); what was left out is told, and the exit code is 4
+    #[arg(long, value_name = "RUB")]
+    pub max_cost: Option<f64>,
+    /// The journal [default: MANIFEST.journal]; the results go beside it, in
+    /// MANIFEST.results.jsonl (or PATH.results.jsonl)
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -239,6 +239,26 @@ impl Output {
         bar
     }
 
+    /// A batch's bar on stderr, drawn only on a terminal: lines done of `len`,
+    /// the message (active, failed, spent) and the time left.
+    pub fn batch_bar(&self, len: u64) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(Some(len), self.draw_target());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "[{bar:30.cyan/blue}] {pos}/{len} done · {msg} · {eta} left",
+            )
+            .expect("a valid bar template")
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
+    /// A line for people on stderr above `bar`, which is drawn again below it.
+    pub fn note_above(&self, bar: &ProgressBar, text: impl Display) {
+        bar.suspend(|| self.note(text));
+    }
+
     /// An SDK progress callback that moves `bar`.
     pub fn track(bar: &ProgressBar) -> impl FnMut(mediagen::Progress) + Send + use<> {
         let bar = bar.clone();

@@ -160,8 +160,12 @@ pub struct Batch<'a> {
     fail_fast: bool,
     max_total_cost_rub: Option<f64>,
     journal: Option<Box<dyn Journal + 'a>>,
+    stop: Option<Stop<'a>>,
     request_options: RequestOptions,
 }
+
+/// A future whose end stops a batch from starting requests.
+type Stop<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 impl std::fmt::Debug for Batch<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -191,6 +195,7 @@ impl<'a> Batch<'a> {
             fail_fast: false,
             max_total_cost_rub: None,
             journal: None,
+            stop: None,
             request_options: RequestOptions::default(),
         }
     }
@@ -302,6 +307,24 @@ impl<'a> Batch<'a> {
         self
     }
 
+    /// Stops starting requests once `signal` resolves (a first Ctrl-C, say):
+    /// those already started are followed to their end, since they are paid
+    /// for; the others end in [`Error::NotStarted`].
+    ///
+    /// ```
+    /// # let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let batch = client.generations().batch(Vec::new()).stop_on(async {
+    ///     let _ = stopped.await;
+    /// });
+    /// # drop((batch, stop));
+    /// # Ok::<(), mediagen::Error>(())
+    /// ```
+    pub fn stop_on(mut self, signal: impl Future<Output = ()> + Send + 'a) -> Self {
+        self.stop = Some(Box::pin(signal));
+        self
+    }
+
     /// Each outcome as it ends, in the order they end; the stream ends when
     /// every request has ended or was not started.
     ///
@@ -391,6 +414,7 @@ struct Runner<'a> {
     fail_fast: bool,
     max_total_cost_rub: Option<f64>,
     budget: Arc<Mutex<Budget>>,
+    stop: Option<Stop<'a>>,
 }
 
 impl<'a> Runner<'a> {
@@ -460,6 +484,7 @@ impl<'a> Runner<'a> {
             fail_fast: batch.fail_fast,
             max_total_cost_rub: batch.max_total_cost_rub,
             budget: Arc::new(Mutex::new(Budget { reserved, stopped })),
+            stop: batch.stop,
         };
         for _ in 0..batch.max_active {
             if !runner.start_next() {
@@ -524,6 +549,16 @@ impl<'a> Runner<'a> {
                 // Events an item sent before it ended are reported before its end.
                 biased;
                 Some((index, event)) = self.received.next() => self.report(index, event),
+                () = async {
+                    match self.stop.as_mut() {
+                        Some(stop) => stop.await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.stop = None;
+                    let mut budget = self.budget.lock().unwrap_or_else(|p| p.into_inner());
+                    budget.stopped.get_or_insert_with(|| "the batch was stopped".into());
+                }
                 Some((index, id, result)) = self.running.next() => {
                     while let Ok((index, event)) = self.received.try_recv() {
                         self.report(index, event);

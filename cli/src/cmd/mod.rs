@@ -2,6 +2,7 @@
 
 mod account;
 mod api;
+mod batch;
 mod billing;
 mod config;
 mod files;
@@ -135,6 +136,7 @@ pub async fn run(cli: Cli, out: Output) -> anyhow::Result<()> {
     let ctx = Context::new(cli.global, out);
     match cli.command {
         Command::Generate(args) => generations::generate(&ctx, args).await,
+        Command::Batch(args) => batch::run(&ctx, args).await,
         Command::Get(args) => generations::get(&ctx, args).await,
         Command::List(args) => generations::list(&ctx, args).await,
         Command::Cancel { id } => generations::cancel(&ctx, id).await,

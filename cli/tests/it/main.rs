@@ -5,6 +5,7 @@
 
 mod api;
 mod areas;
+mod batch;
 mod conventions;
 mod exit_codes;
 mod generate;
