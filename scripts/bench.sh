@@ -31,6 +31,8 @@ echo "== mock memory per 100,000 finished generations" >&2
 cargo bench -q -p mediagen-mock-server --bench retention >"$logs/retention" 2>"$logs/retention.err"
 echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
+echo "== batches at the service's limits, polling and by webhook" >&2
+cargo bench -q -p mediagen --bench batch >"$logs/batch" 2>"$logs/batch.err"
 echo "== CLI start-up" >&2
 cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
 
@@ -52,9 +54,12 @@ def verify_figures(size):
     return (f"{size.replace('KiB', ' KiB')}: {us(ours)} µs, {ours/bare:.2f}× a bare HMAC-SHA256 ({us(bare)} µs); "
             f"`standardwebhooks` 1.0.1: {us(std)} µs ({std/ours:.1f}× slower)")
 
+def results(log, key):
+    return [dict(kv.split("=") for kv in line.split()[2:])
+            for line in (logs / log).read_text().splitlines() if line.startswith(f"RESULT {key} ")]
+
 def result(log, key):
-    line = next(l for l in (logs / log).read_text().splitlines() if l.startswith(f"RESULT {key} "))
-    return dict(kv.split("=") for kv in line.split()[2:])
+    return results(log, key)[0]
 
 e2e = result("e2e", "e2e")
 steady = result("e2e", "steady")
@@ -78,6 +83,12 @@ rows = [
     (f"mock memory per 100,000 finished generations ({int(retention['generations']):,} in all)",
      "`cargo bench -p mediagen-mock-server --bench retention`",
      f"+{retention['bounded_mib_per_100k']} MiB with the default `--retain 20000`; +{retention['unbounded_mib_per_100k']} MiB with no bound"),
+    *[(f"a batch of {b['count']} `{b['model']}`, {b['mode']}: limits on, clock ×20",
+       "`cargo bench -p mediagen --bench batch`",
+       f"{b['makespan_s']} s, {b['ratio']}× its bound of {b['bound_s']} s "
+       f"({'2N' if b['mode'] == 'polling' else 'N'} requests at 60 a minute, or 5 tasks at a time); "
+       f"{b['requests_per_generation']} requests per generation; {b['rate_limited']} answered 429")
+      for b in results("batch", "batch")],
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
 ]

@@ -1,31 +1,12 @@
 //! A batch's journal: what it is about to pay for, written down before it
-//! pays, so that a batch started again after a crash, a `kill -9` or a reboot
-//! sends nothing twice, skips what ended, and follows what still runs.
-//!
-//! Before each create, the request's item and its `Idempotency-Key` are
-//! written and made durable; after it, the generation's id; when it ends, the
-//! generation as last read. A batch started again with the same journal:
-//!
-//! - an item that ended is not sent: its recorded generation is its outcome;
-//! - an item with an id is followed to its end, not created;
-//! - an item written down without an id (the crash came between the two) is
-//!   created again with the same key, which returns the first generation
-//!   instead of a second one (rule 7 of `POST /v1/generations`), as long as
-//!   the key is younger than the 24 hours the service keeps it; an older one
-//!   is not sent ([`Error::StaleCreate`]): it may have been paid for.
-//!
-//! The embedded journal, [`SqliteJournal`] (feature `journal`), is an SQLite
-//! file: each step is one transaction, committed to disk before the create is
-//! sent, so a crash at any moment leaves a journal that says either "about to
-//! create with key K" or "created as id I", never half of it; and the same
-//! file answers the questions `mediagen batch status` asks of it. An
-//! append-only file synced per line would survive as well, but would leave
-//! every reader to fold its history and to cope with a torn last line.
+//! pays (see [`Journal`]).
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::error::{Error, Result};
+#[cfg(feature = "journal")]
+use crate::error::Error;
+use crate::error::Result;
 use crate::generation_request::GenerationRequest;
 use crate::model::generation::Generation;
 
@@ -67,10 +48,32 @@ impl JournalEntry {
     }
 }
 
-/// Where a batch writes down what it pays for; see the [module](self).
+/// A batch's journal: what it is about to pay for, written down before it
+/// pays, so that a batch started again after a crash, a `kill -9` or a reboot
+/// sends nothing twice, skips what ended, and follows what still runs.
+///
+/// Before each create, the request's item and its `Idempotency-Key` are
+/// written and made durable; after it, the generation's id; when it ends, the
+/// generation as last read. A batch started again with the same journal:
+///
+/// - an item that ended is not sent: its recorded generation is its outcome;
+/// - an item with an id is followed to its end, not created;
+/// - an item written down without an id (the crash came between the two) is
+///   created again with the same key, which returns the first generation
+///   instead of a second one (rule 7 of `POST /v1/generations`), as long as
+///   the key is younger than the 24 hours the service keeps it; an older one
+///   is not sent ([`Error::StaleCreate`](crate::Error::StaleCreate)): it may have been paid for.
+///
+/// The embedded journal, `SqliteJournal` (feature `journal`), is an SQLite
+/// file: each step is one transaction, committed to disk before the create is
+/// sent, so a crash at any moment leaves a journal that says either "about to
+/// create with key K" or "created as id I", never half of it; and the same
+/// file answers the questions `mediagen batch status` asks of it. An
+/// append-only file synced per line would survive as well, but would leave
+/// every reader to fold its history and to cope with a torn last line.
 ///
 /// Each method returns once what it wrote survives a crash. An error stops
-/// the item concerned, with [`Error::Journal`]: a create that could not be
+/// the item concerned, with [`Error::Journal`](crate::Error::Journal): a create that could not be
 /// written down first is not sent.
 pub trait Journal: Send {
     /// Every item written down so far.
@@ -117,7 +120,8 @@ pub fn item_names(requests: &[GenerationRequest]) -> Vec<String> {
 pub(crate) const KEY_LIFETIME: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
 /// A journal's error as the crate's.
-pub(crate) fn failed(err: impl std::error::Error + Send + Sync + 'static) -> Error {
+#[cfg(feature = "journal")]
+fn failed(err: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::Journal(Box::new(err))
 }
 

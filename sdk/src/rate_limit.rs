@@ -91,16 +91,21 @@ impl Window {
         let fresh = seen.remaining.saturating_sub(self.in_flight);
         // `x-ratelimit-reset` is whole seconds, rounded up, and answers arrive out
         // of order: an answer whose reset is within a couple of seconds of the one
-        // known belongs to the same window, and the lower count wins.
-        let same_window = self
-            .reset_at
-            .is_some_and(|known| reset_at <= known + Duration::from_secs(2));
-        if same_window {
-            self.remaining = Some(self.remaining.map_or(fresh, |r| r.min(fresh)));
-            self.reset_at = self.reset_at.max(Some(reset_at));
-        } else {
-            self.remaining = Some(fresh);
-            self.reset_at = Some(reset_at);
+        // known belongs to the same window, and the lower count wins. Each answer
+        // says the window resets at the latest `reset` after it was received, so
+        // the earliest of those bounds is the closest: many answers in one window
+        // narrow the rounding down to the time between two of them.
+        match self.reset_at {
+            // An answer from a window that has reset since: nothing new.
+            Some(known) if reset_at + Duration::from_secs(2) < known => {}
+            Some(known) if reset_at <= known + Duration::from_secs(2) => {
+                self.remaining = Some(self.remaining.map_or(fresh, |r| r.min(fresh)));
+                self.reset_at = Some(known.min(reset_at));
+            }
+            _ => {
+                self.remaining = Some(fresh);
+                self.reset_at = Some(reset_at);
+            }
         }
     }
 }
@@ -360,6 +365,32 @@ mod tests {
         // a's answer was written earlier and says 4: it must not raise the count.
         pacer.answered(a, now, Some(&headers(60, 4, 30)));
         assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(2));
+    }
+
+    #[tokio::test]
+    async fn the_answers_of_one_window_narrow_down_when_it_resets() {
+        let now = Instant::now();
+        let pacer = Arc::new(Pacer::new(true));
+        let first = pacer.acquire(general(), &Frozen(now), LONG).await;
+        // Whole seconds, rounded up: "30" says the window resets within 30 s.
+        pacer.answered(first, now, Some(&headers(60, 50, 30)));
+        let later = now + Duration::from_millis(700);
+        let second = pacer.acquire(general(), &Frozen(later), LONG).await;
+        // 0.7 s later the same window says "29": it resets by 29.7 s, not 30.
+        pacer.answered(second, later, Some(&headers(60, 49, 29)));
+        let window = pacer.windows()[&LimitScope::General].reset_at;
+        assert_eq!(window, Some(later + Duration::from_secs(29)));
+        // An answer of the window before, late: it tells nothing of this one
+        // (its request was counted when it was sent: 48 left).
+        let stale = pacer.acquire(general(), &Frozen(later), LONG).await;
+        pacer.answered(
+            stale,
+            later - Duration::from_secs(30),
+            Some(&headers(60, 0, 1)),
+        );
+        let windows = pacer.windows();
+        assert_eq!(windows[&LimitScope::General].reset_at, window);
+        assert_eq!(windows[&LimitScope::General].remaining, Some(48));
     }
 
     #[tokio::test]

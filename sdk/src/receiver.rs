@@ -23,7 +23,7 @@ use crate::model::webhook::WebhookSecret;
 /// events, so that they no longer poll (a slow read remains, in case a
 /// delivery is late or lost). Made by [`Client::webhook_receiver`].
 ///
-/// Mount [`router`](Self::router) (feature `axum`) at the endpoint's path, or
+/// Mount `router` (feature `axum`) at the endpoint's path, or
 /// call [`receive`](Self::receive) from a handler of your own framework.
 ///
 /// ```

@@ -49,7 +49,8 @@ impl Timing {
         samples.push_back(took);
     }
 
-    fn observed_median(&self, model: &str) -> Option<Duration> {
+    /// The median of what was observed of `model`, without the catalogue.
+    pub(crate) fn observed_median(&self, model: &str) -> Option<Duration> {
         let observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
         let mut samples: Vec<Duration> = observed.get(model)?.iter().copied().collect();
         samples.sort();
