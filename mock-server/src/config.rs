@@ -128,6 +128,18 @@ pub struct Options {
         value_delimiter = ','
     )]
     pub retain: Option<Vec<RetainBound>>,
+    /// Most worlds at once beside the root (`POST /_mock/worlds`); one more is
+    /// refused with 429.
+    #[arg(long, env = "MEDIAGEN_MOCK_MAX_WORLDS", value_name = "N")]
+    pub max_worlds: Option<usize>,
+    /// A file that keeps the default world's state: loaded at start when it
+    /// exists, written every --state-interval seconds and at shutdown (whole, then
+    /// renamed; readable by its owner only, since it holds keys and secrets).
+    #[arg(long, env = "MEDIAGEN_MOCK_STATE", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Real seconds between two writes of --state; 0 writes it at shutdown only.
+    #[arg(long, env = "MEDIAGEN_MOCK_STATE_INTERVAL", value_name = "SECONDS")]
+    pub state_interval: Option<f64>,
 }
 
 /// One bound of `--retain`: a number of records, or an age such as `6h`.
@@ -224,6 +236,9 @@ impl Options {
                 .delivery_timeout_seconds
                 .or(self.delivery_timeout_seconds),
             retain: other.retain.or(self.retain),
+            max_worlds: other.max_worlds.or(self.max_worlds),
+            state: other.state.or(self.state),
+            state_interval: other.state_interval.or(self.state_interval),
         }
     }
 }
@@ -263,6 +278,14 @@ pub struct Config {
     pub delivery_timeout_seconds: f64,
     /// How much of what ended the mock remembers.
     pub retention: Retention,
+    /// Most worlds at once beside the root.
+    pub max_worlds: usize,
+    /// Whether the demo user is made at start (and at each reset).
+    pub demo_user: bool,
+    /// The file that keeps the default world's state, if any.
+    pub state_file: Option<PathBuf>,
+    /// Real seconds between two writes of the state file; 0: at shutdown only.
+    pub state_interval_seconds: f64,
 }
 
 impl std::fmt::Debug for Config {
@@ -283,6 +306,8 @@ impl std::fmt::Debug for Config {
             .field("auto_pay_seconds", &self.auto_pay_seconds)
             .field("delivery_timeout_seconds", &self.delivery_timeout_seconds)
             .field("retention", &self.retention)
+            .field("max_worlds", &self.max_worlds)
+            .field("state_file", &self.state_file)
             .finish_non_exhaustive()
     }
 }
@@ -384,6 +409,11 @@ impl Config {
             auto_pay_seconds,
             delivery_timeout_seconds,
             retention: Retention::from_bounds(&o.retain.unwrap_or_default()),
+            max_worlds: o.max_worlds.ok_or_else(|| missing("max-worlds"))?,
+            demo_user: true,
+            state_file: o.state,
+            state_interval_seconds: seconds(o.state_interval, "state-interval", 86_400.0)?
+                .ok_or_else(|| missing("state-interval"))?,
         })
     }
 }

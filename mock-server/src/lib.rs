@@ -7,6 +7,7 @@ use axum::extract::DefaultBodyLimit;
 use tokio::net::TcpListener;
 
 use crate::state::AppState;
+use crate::worlds::Worlds;
 
 pub mod clock;
 pub mod config;
@@ -25,6 +26,7 @@ mod store;
 mod wire;
 mod worker;
 mod world;
+mod worlds;
 
 pub use config::{ClockMode, Config, Responses};
 pub use domain::UserId;
@@ -37,6 +39,7 @@ pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{LoggedRequest, NewUser};
 pub use world::{FaultHandle, GenerationRecord, UserView, World};
+pub use worlds::WorldSettings;
 
 /// The whole mock: the service's routes, the result files and the control API.
 pub(crate) fn build_app(state: AppState) -> Router {
@@ -65,16 +68,20 @@ pub(crate) fn build_app(state: AppState) -> Router {
 }
 
 /// Serves the mock on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight.
+/// requests in flight: the default world at the root, the others under
+/// `/worlds/{id}`.
 pub(crate) async fn run(
-    state: AppState,
+    worlds: Worlds,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let root = worlds.root().clone();
     let addr = listener.local_addr()?;
-    state.set_base_url(format!("http://{}", reachable(addr)));
-    let worker = tokio::spawn(worker::run(state.clone()));
-    let app = build_app(state).into_make_service_with_connect_info::<SocketAddr>();
+    root.set_base_url(format!("http://{}", reachable(addr)));
+    let worker = tokio::spawn(worker::run(root.clone()));
+    let app = build_app(root)
+        .merge(worlds.router())
+        .into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await;
@@ -98,7 +105,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/generations",
         state.demo_api_key()
     );
-    run(state, listener, shutdown_signal())
+    run(Worlds::new(state), listener, shutdown_signal())
         .await
         .context("while serving")
 }

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use crate::config::{ClockMode, Config, Responses};
 use crate::state::AppState;
 use crate::world::World;
+use crate::worlds::{WorldSettings, Worlds};
 
 /// A running mock server for tests: on 127.0.0.1 with a free port, stopped on
 /// drop. Its control methods are those of its [`World`].
@@ -30,6 +31,7 @@ use crate::world::World;
 #[derive(Debug)]
 pub struct MockServer {
     world: World,
+    worlds: Worlds,
     addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<()>>>,
@@ -82,12 +84,14 @@ impl MockServerBuilder {
         let state = AppState::new(self.config);
         // Known before the first request, so that `uri()` is right at once.
         state.set_base_url(format!("http://{addr}"));
+        let worlds = Worlds::new(state.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(crate::run(state.clone(), listener, async {
+        let task = tokio::spawn(crate::run(worlds.clone(), listener, async {
             rx.await.ok();
         }));
         MockServer {
             world: World { state },
+            worlds,
             addr,
             shutdown: Some(tx),
             task: Some(task),
@@ -120,6 +124,24 @@ impl MockServer {
     /// borrow (a clock of the test's own, a task that reads the log).
     pub fn default_world(&self) -> &World {
         &self.world
+    }
+
+    /// A new world of this server, with the server's settings: isolated from
+    /// every other (see [`create_world`](Self::create_world)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = mediagen_mock_server::MockServer::start().await;
+    /// let (a, b) = (mock.world().await, mock.world().await);
+    /// a.advance(60.0);
+    /// assert_ne!(a.now(), b.now()); // one world's clock moves nothing in another
+    /// assert!(a.uri().starts_with(&format!("{}/worlds/", mock.uri())));
+    /// # }
+    /// ```
+    pub async fn world(&self) -> World {
+        self.create_world(WorldSettings::default())
+            .expect("a world within the limit")
     }
 
     /// Stops the server, letting requests in flight finish.
@@ -155,5 +177,26 @@ impl Deref for MockServer {
 
     fn deref(&self) -> &World {
         &self.world
+    }
+}
+
+/// The worlds of the server (`/_mock/worlds`), one method per operation of the
+/// control contract (`openapi/mock-control.json`).
+impl MockServer {
+    /// Makes a world with `settings` over the server's own; `None` past the
+    /// server's number of worlds (`Config::max_worlds`).
+    pub fn create_world(&self, settings: WorldSettings) -> Option<World> {
+        let (_, state) = self.worlds.create(settings).ok()?;
+        Some(World { state })
+    }
+
+    /// The worlds beside the root, oldest first: their ids and base URLs.
+    pub fn list_worlds(&self) -> Vec<(String, String)> {
+        self.worlds.list()
+    }
+
+    /// Ends a world and frees its memory; false when there is none by that id.
+    pub fn delete_world(&self, id: &str) -> bool {
+        self.worlds.delete(id)
     }
 }

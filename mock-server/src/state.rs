@@ -39,7 +39,7 @@ impl std::fmt::Debug for AppState {
 struct Shared {
     config: Config,
     clock: Clock,
-    schemas: ContractSchemas,
+    schemas: &'static ContractSchemas,
     store: Mutex<Store>,
     requests: Mutex<RequestLog>,
     /// Wakes the worker when a job is scheduled earlier than it expected.
@@ -71,7 +71,7 @@ impl AppState {
             inner: Arc::new(Shared {
                 config,
                 clock,
-                schemas: ContractSchemas::load(),
+                schemas: ContractSchemas::shared(),
                 store: Mutex::new(Store::default()),
                 requests: Mutex::new(RequestLog::default()),
                 worker: Notify::new(),
@@ -92,7 +92,9 @@ impl AppState {
         let balance = Kopecks::from_rub(config.demo_balance_rub);
         let now = self.now();
         let mut store = self.store();
-        store.create_user_with_key(&self.inner.demo_api_key, DEMO_EMAIL.into(), balance, now);
+        if config.demo_user {
+            store.create_user_with_key(&self.inner.demo_api_key, DEMO_EMAIL.into(), balance, now);
+        }
         for fault in &config.faults {
             store.inject_fault(fault.clone());
         }
@@ -118,7 +120,7 @@ impl AppState {
 
     /// The contract's schemas, compiled.
     pub fn schemas(&self) -> &ContractSchemas {
-        &self.inner.schemas
+        self.inner.schemas
     }
 
     /// The time on the mock's clock.

@@ -31,6 +31,21 @@ pub fn document() -> Result<Value, ContractError> {
     Ok(serde_json::from_str(OPENAPI_JSON)?)
 }
 
+/// The mock server's control API (`/_mock/` of each world), byte for byte as
+/// committed in `openapi/mock-control.json`: the one contract every face of the
+/// mock (HTTP, Rust, Python, Node) names its control methods after.
+pub const MOCK_CONTROL_JSON: &str = include_str!("../mock-control.json");
+
+/// The mock's control contract parsed as JSON.
+///
+/// ```
+/// let doc = mediagen_openapi::mock_control_document().unwrap();
+/// assert!(doc["paths"]["/_mock/worlds"]["post"]["operationId"] == "create_world");
+/// ```
+pub fn mock_control_document() -> Result<Value, ContractError> {
+    Ok(serde_json::from_str(MOCK_CONTROL_JSON)?)
+}
+
 /// Rewrites an OpenAPI 3.1 document into the 3.0.3 dialect that progenitor 0.15 reads.
 ///
 /// progenitor (through `openapiv3`) rejects 3.1, so the generator feeds it this

@@ -47,15 +47,35 @@ impl fmt::Debug for ContractSchemas {
 }
 
 impl ContractSchemas {
-    /// Compiles a validator for every schema under `components.schemas` of
-    /// `mediagen_openapi::document()`.
+    /// The contract's schemas (`mediagen_openapi::document()`), compiled once
+    /// for the process: every world of a mock reads the same contract.
     ///
     /// # Panics
     ///
     /// When the committed contract does not compile, which its own tests rule out.
-    pub fn load() -> Self {
-        let document = mediagen_openapi::document().expect("the committed contract is JSON");
-        Self::from_document(&document).unwrap_or_else(|err| panic!("the committed contract: {err}"))
+    pub fn shared() -> &'static Self {
+        static SHARED: std::sync::LazyLock<ContractSchemas> = std::sync::LazyLock::new(|| {
+            let document = mediagen_openapi::document().expect("the committed contract is JSON");
+            ContractSchemas::from_document(&document)
+                .unwrap_or_else(|err| panic!("the committed contract: {err}"))
+        });
+        &SHARED
+    }
+
+    /// The schemas of the mock's control contract (`openapi/mock-control.json`),
+    /// against which the control API checks the bodies it receives.
+    ///
+    /// # Panics
+    ///
+    /// When the committed control contract does not compile, which its tests rule out.
+    pub fn control() -> &'static Self {
+        static CONTROL: std::sync::LazyLock<ContractSchemas> = std::sync::LazyLock::new(|| {
+            let document = mediagen_openapi::mock_control_document()
+                .expect("the committed control contract is JSON");
+            ContractSchemas::from_document(&document)
+                .unwrap_or_else(|err| panic!("the committed control contract: {err}"))
+        });
+        &CONTROL
     }
 
     /// Compiles every `components.schemas` entry of an OpenAPI 3.1 document.

@@ -53,7 +53,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         ))
 }
 
-async fn require_admin_token(
+pub(crate) async fn require_admin_token(
     State(state): State<AppState>,
     request: Request,
     next: Next,
@@ -75,13 +75,21 @@ async fn require_admin_token(
     next.run(request).await
 }
 
-/// A JSON body for the control API; an empty body reads as `{}`.
-struct ControlJson<T>(T);
+/// A request body of the control API: the name of its schema in the control
+/// contract (`openapi/mock-control.json`).
+pub(crate) trait ControlBody: DeserializeOwned {
+    const SCHEMA: &'static str;
+}
 
-impl<T: DeserializeOwned> FromRequest<AppState> for ControlJson<T> {
+/// A JSON body for the control API, checked against its schema of the control
+/// contract, as the service's bodies are against theirs; an empty body reads
+/// as `{}`.
+pub(crate) struct ControlJson<T>(pub(crate) T);
+
+impl<T: ControlBody, S: Send + Sync> FromRequest<S> for ControlJson<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self> {
+    async fn from_request(request: Request, state: &S) -> Result<Self> {
         let bytes = axum::body::Bytes::from_request(request, state)
             .await
             .map_err(|e| invalid("", "body", format!("Could not read the body: {e}")))?;
@@ -90,10 +98,28 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ControlJson<T> {
         } else {
             &bytes
         };
-        serde_json::from_slice(text)
+        let value: Value = serde_json::from_slice(text)
+            .map_err(|e| invalid("", "json", format!("Invalid control request: {e}")))?;
+        crate::contract::ContractSchemas::control()
+            .validate(T::SCHEMA, &value)
+            .map_err(|fields| {
+                ApiError::validation(
+                    "Control request does not match the control contract",
+                    fields,
+                )
+            })?;
+        serde_json::from_value(value)
             .map(Self)
             .map_err(|e| invalid("", "type", format!("Invalid control request: {e}")))
     }
+}
+
+impl ControlBody for ForcedOutcome {
+    const SCHEMA: &'static str = "ForcedOutcome";
+}
+
+impl ControlBody for crate::domain::fault::FaultRequest {
+    const SCHEMA: &'static str = "Fault";
 }
 
 /// A 400 of the control API naming the one member at `path` that is wrong.
@@ -139,6 +165,10 @@ struct Advance {
     seconds: f64,
 }
 
+impl ControlBody for Advance {
+    const SCHEMA: &'static str = "AdvanceClock";
+}
+
 /// Moves a manual clock and applies everything that became due before answering.
 async fn advance_clock(
     State(state): State<AppState>,
@@ -158,6 +188,10 @@ async fn advance_clock(
 #[serde(deny_unknown_fields)]
 struct SetModelState {
     state: ModelState,
+}
+
+impl ControlBody for SetModelState {
+    const SCHEMA: &'static str = "SetModelState";
 }
 
 async fn set_model_state(
@@ -200,6 +234,10 @@ struct Settings {
     #[serde(default, deserialize_with = "present")]
     auto_pay_seconds: Option<Option<f64>>,
     responses: Option<Responses>,
+}
+
+impl ControlBody for Settings {
+    const SCHEMA: &'static str = "UpdateSettings";
 }
 
 /// Reads a member that is present, `null` included, as `Some`: absent is `None`.
@@ -310,6 +348,10 @@ async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
 struct SetDns {
     host: String,
     addresses: Vec<std::net::IpAddr>,
+}
+
+impl ControlBody for SetDns {
+    const SCHEMA: &'static str = "SetDns";
 }
 
 /// Pins a host name to addresses for webhook URLs, at creation and at delivery.

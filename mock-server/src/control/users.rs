@@ -32,6 +32,10 @@ struct CreateUser {
     email: Option<String>,
 }
 
+impl super::ControlBody for CreateUser {
+    const SCHEMA: &'static str = "CreateUser";
+}
+
 async fn create_user(
     State(state): State<AppState>,
     ControlJson(body): ControlJson<CreateUser>,
@@ -76,6 +80,10 @@ struct CreateKey {
     scope: Scope,
 }
 
+impl super::ControlBody for CreateKey {
+    const SCHEMA: &'static str = "CreateKey";
+}
+
 async fn create_key(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -107,6 +115,10 @@ async fn revoke_key(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SetBalance {
     balance_rub: f64,
+}
+
+impl super::ControlBody for SetBalance {
+    const SCHEMA: &'static str = "SetBalance";
 }
 
 async fn set_balance(

@@ -45,13 +45,7 @@ impl Default for Deliverer {
 impl Deliverer {
     pub fn new() -> Self {
         Self {
-            client: client_builder()
-                .user_agent(concat!(
-                    "mediagen-mock-webhooks/",
-                    env!("CARGO_PKG_VERSION")
-                ))
-                .build()
-                .unwrap_or_default(),
+            client: shared_client(),
             resolver: Arc::new(OverrideResolver::new(Arc::new(SystemResolver))),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
@@ -131,6 +125,21 @@ fn semaphore(
 
 /// Every delivery client: no redirects, since following one would reach an
 /// address that was never checked, and no proxy.
+/// The HTTP client of every deliverer of the process (its pool of connections
+/// and its TLS roots, made once): the worlds of a mock deliver through it.
+fn shared_client() -> reqwest::Client {
+    static CLIENT: std::sync::LazyLock<reqwest::Client> = std::sync::LazyLock::new(|| {
+        client_builder()
+            .user_agent(concat!(
+                "mediagen-mock-webhooks/",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .build()
+            .unwrap_or_default()
+    });
+    CLIENT.clone()
+}
+
 pub(super) fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

@@ -14,6 +14,9 @@ use crate::contract::FieldError;
 /// user's resource is answered the same way (Authentication, rule 6).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Missing {
+    /// A world of the mock (`/worlds/{id}`), ended or never made.
+    #[error("No world {0}; POST /_mock/worlds makes one")]
+    World(String),
     /// A path the service does not have.
     #[error("No route for {method} {path}")]
     Route {

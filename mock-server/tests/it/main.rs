@@ -32,7 +32,6 @@ use mediagen_mock_server::MockServer;
 use mediagen_mock_server::contract::ContractSchemas;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};
-use std::sync::OnceLock;
 
 /// A started mock, a user with a balance, and typed request helpers.
 #[derive(Debug)]
@@ -113,8 +112,7 @@ impl Reply {
 
 /// The contract's schemas, compiled once for all tests.
 pub fn schemas() -> &'static ContractSchemas {
-    static SCHEMAS: OnceLock<ContractSchemas> = OnceLock::new();
-    SCHEMAS.get_or_init(ContractSchemas::load)
+    ContractSchemas::shared()
 }
 
 /// Asserts that `value` is valid against `components.schemas.<name>` of the contract.
