@@ -44,13 +44,16 @@ pub fn event_type(generation: &Generation) -> Option<&'static str> {
     }
 }
 
-/// Writes the body of the event of a task that just reached a final state
-/// (see [`event_type`]). The store keeps records and writes no JSON: whoever
-/// runs its jobs hands it one of these (`wire/events.rs`), so that the event
-/// is queued in the same step as the state it tells of.
-pub trait EventBodies {
-    /// The bytes of the event `event_id` of `generation`, made at `at`.
-    fn ended(&self, generation: &Generation, event_id: &str, at: DateTime<Utc>) -> Bytes;
+/// A task that has just reached a final state, as the store hands it out: the
+/// store keeps records and writes no JSON, so `wire/events.rs` writes the body
+/// of its event, which the store then queues for each subscribed endpoint
+/// ([`event_type`] says which event, if any).
+#[derive(Debug, Clone)]
+pub struct TaskEnded {
+    /// The task as it ended.
+    pub generation: Generation,
+    /// When it ended, on the mock's clock.
+    pub at: DateTime<Utc>,
 }
 
 /// Why an endpoint cannot be added or changed as asked (the validation table of

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::seconds;
 use crate::contract::{FieldError, validate_params};
 use crate::domain::UserId;
-use crate::domain::generation::{Accepted, Status};
+use crate::domain::generation::{self, Accepted, Status};
 use crate::domain::idempotency::{self, Begin};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::MagicPrompt;
@@ -81,6 +81,7 @@ fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> 
     let cost = model.cost(&body.prompt, &body.params);
     Ok(CreateRequest {
         magic: MagicPrompt::parse(&body.prompt),
+        reference_outside: generation::reference_outside(&body.params, state.base_url()),
         model,
         prompt: body.prompt,
         params: body.params,
