@@ -27,6 +27,7 @@ mod worker;
 mod world;
 
 pub use config::{ClockMode, Config, Responses};
+pub use control::deliveries::{Delivery, DeliveryAttempt};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
@@ -35,7 +36,7 @@ pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use server::{MockServer, MockServerBuilder};
-pub use store::{LoggedRequest, NewUser};
+pub use store::{LoggedRequest, NewUser, OutboxMessage};
 pub use world::{FaultHandle, GenerationRecord, UserView, World};
 
 /// The whole mock: the service's routes, the result files and the control API.

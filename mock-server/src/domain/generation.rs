@@ -337,7 +337,10 @@ mod tests {
             "http://127.0.0.1:8080.example.com/x.png",
             "http://127.0.0.1:8080",
         ] {
-            assert!(reference_outside(&params(outside.into()), base), "{outside}");
+            assert!(
+                reference_outside(&params(outside.into()), base),
+                "{outside}"
+            );
         }
         assert!(reference_outside(&params(Value::Null), base), "not a link");
     }

@@ -225,15 +225,23 @@ impl AttemptOutcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
     Scheduled,
     Manual,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+impl Trigger {
+    /// The name the mock's lists give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Manual => "manual",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct Attempt {
     pub id: String,
     pub attempt: u32,
@@ -248,8 +256,7 @@ pub struct Attempt {
 }
 
 /// Where a message stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageState {
     Pending,
     Delivered,
@@ -257,6 +264,18 @@ pub enum MessageState {
     Exhausted,
     /// The endpoint was disabled or deleted before delivery.
     Dropped,
+}
+
+impl MessageState {
+    /// The name the mock's lists give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Delivered => "delivered",
+            Self::Exhausted => "exhausted",
+            Self::Dropped => "dropped",
+        }
+    }
 }
 
 /// One event for one endpoint. Its id is the `webhook-id` header, the same on

@@ -80,8 +80,9 @@ pub struct LoggedRequest {
 }
 
 /// A message the service would send by e-mail.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct OutboxMessage {
     /// The address.
     pub to: String,

@@ -162,7 +162,13 @@ impl Store {
         let event_id = webhook::new_event_id();
         let bytes = body(&event_id);
         for endpoint in &targets {
-            self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), ended.at);
+            self.enqueue_message(
+                endpoint,
+                event_type,
+                event_id.clone(),
+                bytes.clone(),
+                ended.at,
+            );
         }
     }
 
@@ -480,7 +486,10 @@ mod tests {
     /// Runs a task of `user` to its end; the ended task the store hands out.
     fn ended_task(store: &mut Store, user: UserId, prompt: &str) -> TaskEnded {
         let request = crate::store::generations::tests::request(prompt, 1.0);
-        let id = store.create_generation(user, request, at(0), 0.0).unwrap().id;
+        let id = store
+            .create_generation(user, request, at(0), 0.0)
+            .unwrap()
+            .id;
         let ended: Vec<TaskEnded> = (0..60)
             .flat_map(|secs| store.run_due(at(secs)).ended)
             .collect();
@@ -504,7 +513,11 @@ mod tests {
             store.add_endpoint(e.clone()).unwrap();
         }
         let ended = ended_task(&mut store, user.user_id, "a fox");
-        assert_eq!(store.messages().count(), 0, "nothing queued before the event");
+        assert_eq!(
+            store.messages().count(),
+            0,
+            "nothing queued before the event"
+        );
 
         let mut written = Vec::new();
         store.queue_event(&ended, |event_id| {
@@ -520,8 +533,16 @@ mod tests {
         assert_eq!(
             queued,
             [
-                (every.id.as_str(), written[0].as_str(), "generation.completed"),
-                (also.id.as_str(), written[0].as_str(), "generation.completed"),
+                (
+                    every.id.as_str(),
+                    written[0].as_str(),
+                    "generation.completed"
+                ),
+                (
+                    also.id.as_str(),
+                    written[0].as_str(),
+                    "generation.completed"
+                ),
             ]
         );
         let ids: Vec<Uuid> = store.messages().map(|m| m.id).collect();
