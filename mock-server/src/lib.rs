@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::state::AppState;
 
-pub mod clock;
+mod clock;
 pub mod config;
 pub mod contract;
 mod control;
