@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use crate::state::AppState;
 use crate::worlds::Worlds;
 
-pub mod clock;
+mod clock;
 pub mod config;
 pub mod contract;
 mod control;
@@ -29,6 +29,7 @@ mod world;
 mod worlds;
 
 pub use config::{ClockMode, Config, Responses};
+pub use control::deliveries::{Delivery, DeliveryAttempt};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
@@ -37,7 +38,7 @@ pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use server::{MockServer, MockServerBuilder};
-pub use store::{LoggedRequest, NewUser};
+pub use store::{LoggedRequest, NewUser, OutboxMessage};
 pub use world::{FaultHandle, GenerationRecord, UserView, World};
 pub use worlds::WorldSettings;
 

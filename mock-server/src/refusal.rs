@@ -12,6 +12,8 @@ use crate::domain::catalog::{ModelRefused, ModelState, PRICING_MISSING};
 use crate::domain::fault::InjectedError;
 use crate::domain::file::{self, UploadError, UploadRefusal};
 use crate::domain::generation::CreateRefusal;
+use crate::domain::idempotency::{BadKey, MAX_KEY_LEN};
+use crate::domain::money::FinerThanKopeck;
 use crate::domain::rate_limit::TOPUP;
 use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::domain::webhook::{EVENT_FILTERS, EndpointRefusal, MAX_ENDPOINTS};
@@ -214,5 +216,35 @@ impl From<UploadError> for ApiError {
             ),
         };
         Self::validation(message, vec![field])
+    }
+}
+
+/// An `Idempotency-Key` the contract does not allow: 400 at its header.
+impl From<BadKey> for ApiError {
+    fn from(refused: BadKey) -> Self {
+        Self::validation(
+            refused.to_string(),
+            vec![FieldError::new(
+                "/headers/Idempotency-Key",
+                "maxLength",
+                format!("must NOT have more than {MAX_KEY_LEN} characters"),
+                json!({"limit": MAX_KEY_LEN}),
+            )],
+        )
+    }
+}
+
+/// An amount finer than a kopeck: 400 at its member.
+impl From<FinerThanKopeck> for ApiError {
+    fn from(refused: FinerThanKopeck) -> Self {
+        Self::validation(
+            refused.to_string(),
+            vec![FieldError::new(
+                format!("/{}", refused.field),
+                "multipleOf",
+                "must be multiple of 0.01",
+                json!({"multipleOf": 0.01}),
+            )],
+        )
     }
 }

@@ -40,10 +40,23 @@ pub async fn run(state: AppState) {
 /// effects of the advance as soon as the call returns.
 pub fn run_due_jobs(state: &AppState) -> Option<DateTime<Utc>> {
     let now = state.now();
-    let (deliveries, next) = {
+    let mut deliveries = Vec::new();
+    let next = {
         let mut store = state.store();
-        let events = events::Writer::new(state.base_url(), store.responses());
-        store.run_due(now, state.base_url(), &events)
+        loop {
+            let due = store.run_due(now);
+            deliveries.extend(due.deliveries);
+            if due.ended.is_empty() {
+                break due.next;
+            }
+            // Under the same lock: an event is queued in the same step as the end
+            // it tells of, and its first attempts, due at once, come out of the
+            // next pass.
+            let writer = events::Writer::new(state.base_url(), store.responses());
+            for ended in &due.ended {
+                store.queue_event(ended, |event_id| writer.ended(ended, event_id));
+            }
+        }
     };
     for message_id in deliveries {
         delivery::spawn_attempt(state, message_id, Trigger::Scheduled);

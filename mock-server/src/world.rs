@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::config::Responses;
+use crate::control::deliveries::{self, Delivery};
 use crate::domain::UserId;
 use crate::domain::auth::Scope;
 use crate::domain::catalog::ModelState;
@@ -13,7 +14,7 @@ use crate::domain::fault::Fault;
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::state::AppState;
-use crate::store::{LoggedRequest, NewUser};
+use crate::store::{LoggedRequest, NewUser, OutboxMessage};
 use crate::worker::run_due_jobs;
 
 /// A mock's state as a test drives and reads it: users and keys, the clock,
@@ -100,6 +101,25 @@ impl World {
     /// The requests the service received, oldest first (`GET /_mock/requests`).
     pub fn requests(&self) -> Vec<LoggedRequest> {
         self.state.requests().iter().cloned().collect()
+    }
+
+    /// Every webhook message the mock queued, oldest first, with its attempts
+    /// (`GET /_mock/deliveries`).
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        deliveries::deliveries(&self.state)
+    }
+
+    /// The e-mails the service would have sent (magic links), oldest first
+    /// (`GET /_mock/outbox`).
+    pub fn outbox(&self) -> Vec<OutboxMessage> {
+        self.state.store().outbox().to_vec()
+    }
+
+    /// Forgets everything and starts again as at start: the demo user with the
+    /// same key, the configured fault rules and settings, an empty request log
+    /// (`POST /_mock/reset`). The clock keeps its time.
+    pub fn reset(&self) {
+        self.state.reset();
     }
 
     /// A user, with its balance and generations (`GET /_mock/users/{id}`).
@@ -200,6 +220,11 @@ impl World {
         }
     }
 
+    /// Removes every fault rule, as `DELETE /_mock/faults` does.
+    pub fn clear_faults(&self) {
+        self.state.store().clear_faults();
+    }
+
     /// Changes what answers and webhook bodies carry, as
     /// `PUT /_mock/settings {"responses"}` does.
     pub fn set_responses(&self, mode: Responses) {
@@ -209,6 +234,22 @@ impl World {
     /// Sets a model's state, as `POST /_mock/models/{slug}/state` does.
     pub fn set_model_state(&self, slug: &str, model_state: ModelState) {
         self.state.store().set_model_state(slug, model_state);
+    }
+
+    /// Sets a user's available balance, as `PUT /_mock/users/{id}/balance`
+    /// does; `false` when the user does not exist.
+    ///
+    /// # Panics
+    /// When `balance_rub` is negative or not a number: a mistake in the test.
+    pub fn set_balance(&self, user_id: UserId, balance_rub: f64) -> bool {
+        assert!(
+            balance_rub.is_finite() && balance_rub >= 0.0,
+            "a balance is a number of at least 0, not {balance_rub}"
+        );
+        let now = self.state.now();
+        self.state
+            .store()
+            .set_balance(user_id, Kopecks::from_rub(balance_rub), now)
     }
 
     /// `(available, reserved)` balance of a user in roubles.

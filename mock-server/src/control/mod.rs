@@ -4,6 +4,7 @@
 //! request log, and guarded by `--admin-token` when set.
 
 mod billing;
+pub(crate) mod deliveries;
 mod faults;
 mod users;
 
@@ -42,7 +43,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/_mock/outcomes", post(force_outcome))
         .route("/_mock/settings", get(get_settings).put(update_settings))
         .route("/_mock/requests", get(list_requests))
-        .route("/_mock/deliveries", get(list_deliveries))
+        .route("/_mock/deliveries", get(deliveries::list_deliveries))
         .route("/_mock/dns", put(set_dns))
         .route("/_mock/outbox", get(list_outbox))
         .route("/_mock/reset", post(reset))
@@ -308,39 +309,6 @@ async fn list_requests(State(state): State<AppState>) -> Json<Value> {
 async fn reset(State(state): State<AppState>) -> StatusCode {
     state.reset();
     StatusCode::NO_CONTENT
-}
-
-/// Every webhook message, oldest first, with its attempts.
-async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
-    let store = state.store();
-    let data: Vec<Value> = store
-        .messages()
-        .map(|m| {
-            json!({
-                "messageId": m.id,
-                "eventId": m.event_id,
-                "eventType": m.event_type,
-                "endpointId": m.endpoint_id,
-                "userId": m.user_id,
-                "state": m.state,
-                "createdAt": timestamp(m.created_at),
-                "payload": serde_json::from_slice::<Value>(&m.payload).unwrap_or(Value::Null),
-                "attempts": m.attempts.iter().map(|a| json!({
-                    "id": a.id,
-                    "attempt": a.attempt,
-                    "trigger": a.trigger,
-                    "attemptedAt": timestamp(a.attempted_at),
-                    "succeeded": a.succeeded,
-                    "responseStatus": a.response_status,
-                    "error": a.error,
-                    "durationMs": a.duration_ms,
-                    "responseExcerpt": a.response_excerpt,
-                    "nextAttemptAt": a.next_attempt_at.map(timestamp),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    Json(json!({ "data": data }))
 }
 
 #[derive(Deserialize)]

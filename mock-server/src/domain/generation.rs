@@ -47,6 +47,17 @@ pub enum CreateRefusal {
     },
 }
 
+/// Whether a task's reference (`image_url`) lies outside the mock served at
+/// `base_url`. The mock fetches nothing from outside, so such a task fails with
+/// `reference_fetch_failed` when a worker takes it, as one whose link cannot be
+/// downloaded does.
+pub fn reference_outside(params: &Map<String, Value>, base_url: &str) -> bool {
+    let inside = format!("{base_url}/");
+    params
+        .get("image_url")
+        .is_some_and(|url| !url.as_str().is_some_and(|u| u.starts_with(&inside)))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
@@ -310,6 +321,29 @@ impl Generation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_reference_under_the_mocks_own_address_is_inside() {
+        let base = "http://127.0.0.1:8080";
+        let params = |url: Value| match serde_json::json!({ "image_url": url }) {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        assert!(!reference_outside(&Map::new(), base), "no reference");
+        let inside = params("http://127.0.0.1:8080/outputs/1/0.png".into());
+        assert!(!reference_outside(&inside, base));
+        for outside in [
+            "https://example.com/fox.png",
+            "http://127.0.0.1:8080.example.com/x.png",
+            "http://127.0.0.1:8080",
+        ] {
+            assert!(
+                reference_outside(&params(outside.into()), base),
+                "{outside}"
+            );
+        }
+        assert!(reference_outside(&params(Value::Null), base), "not a link");
+    }
 
     fn task(plan: Plan) -> Generation {
         Generation {

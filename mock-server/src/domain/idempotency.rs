@@ -13,12 +13,15 @@ const KEPT_HOURS: i64 = 24;
 /// The longest `Idempotency-Key` taken (the contract's design: 1 to 255 characters).
 pub const MAX_KEY_LEN: usize = 255;
 
-/// The message for a key outside those bounds.
-pub const BAD_KEY: &str = "Idempotency-Key must be 1 to 255 visible ASCII characters";
+/// A key outside those bounds, or not text: 400 at the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters")]
+pub struct BadKey;
 
-/// Whether `key` is usable as an `Idempotency-Key`.
-pub fn valid_key(key: &str) -> bool {
-    (1..=MAX_KEY_LEN).contains(&key.len())
+/// `key` as an `Idempotency-Key`, if it is usable as one (`None`: not text).
+pub fn key(key: Option<&str>) -> Result<&str, BadKey> {
+    key.filter(|k| (1..=MAX_KEY_LEN).contains(&k.len()))
+        .ok_or(BadKey)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +106,15 @@ impl Idempotency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_is_1_to_255_characters_of_text() {
+        assert_eq!(key(Some("k")), Ok("k"));
+        assert_eq!(key(Some(&"k".repeat(MAX_KEY_LEN))).map(str::len), Ok(255));
+        assert_eq!(key(Some(&"k".repeat(MAX_KEY_LEN + 1))), Err(BadKey));
+        assert_eq!(key(Some("")), Err(BadKey));
+        assert_eq!(key(None), Err(BadKey), "a header that is not text");
+    }
 
     #[test]
     fn same_key_returns_the_generation_of_the_first_request() {

@@ -2,6 +2,14 @@
 
 use serde::{Serialize, Serializer};
 
+/// A rouble amount with more than two decimals: 400 at its member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{field} must have at most two decimals")]
+pub struct FinerThanKopeck {
+    /// The member of the request, such as `amountRub`.
+    pub field: &'static str,
+}
+
 /// An amount in kopecks (1/100 rouble). The API speaks roubles with two decimals;
 /// conversion happens only at the edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -19,6 +27,16 @@ impl Kopecks {
         } else {
             Self::ZERO
         }
+    }
+
+    /// A rouble amount as asked at the member `field` of a request, which may
+    /// not be finer than a kopeck.
+    pub fn exact(rub: f64, field: &'static str) -> Result<Self, FinerThanKopeck> {
+        let kopecks = Self::from_rub(rub);
+        if (kopecks.rub() - rub).abs() > 1e-9 {
+            return Err(FinerThanKopeck { field });
+        }
+        Ok(kopecks)
     }
 
     /// The amount in roubles.
@@ -85,6 +103,18 @@ mod tests {
         assert_eq!(Kopecks::from_rub(0.1 + 0.2), Kopecks(30));
         assert_eq!(Kopecks::from_rub(f64::NAN), Kopecks::ZERO);
         assert_eq!(Kopecks::from_rub(1e300), Kopecks(i64::MAX));
+    }
+
+    #[test]
+    fn an_amount_finer_than_a_kopeck_is_refused_at_its_member() {
+        assert_eq!(Kopecks::exact(12.34, "amountRub"), Ok(Kopecks(1234)));
+        assert_eq!(Kopecks::exact(0.1 + 0.2, "amountRub"), Ok(Kopecks(30)));
+        let refused = Kopecks::exact(12.345, "amountRub").unwrap_err();
+        assert_eq!(refused.field, "amountRub");
+        assert_eq!(
+            refused.to_string(),
+            "amountRub must have at most two decimals"
+        );
     }
 
     #[test]

@@ -44,13 +44,16 @@ pub fn event_type(generation: &Generation) -> Option<&'static str> {
     }
 }
 
-/// Writes the body of the event of a task that just reached a final state
-/// (see [`event_type`]). The store keeps records and writes no JSON: whoever
-/// runs its jobs hands it one of these (`wire/events.rs`), so that the event
-/// is queued in the same step as the state it tells of.
-pub trait EventBodies {
-    /// The bytes of the event `event_id` of `generation`, made at `at`.
-    fn ended(&self, generation: &Generation, event_id: &str, at: DateTime<Utc>) -> Bytes;
+/// A task that has just reached a final state, as the store hands it out: the
+/// store keeps records and writes no JSON, so `wire/events.rs` writes the body
+/// of its event, which the store then queues for each subscribed endpoint
+/// ([`event_type`] says which event, if any).
+#[derive(Debug, Clone)]
+pub struct TaskEnded {
+    /// The task as it ended.
+    pub generation: Generation,
+    /// When it ended, on the mock's clock.
+    pub at: DateTime<Utc>,
 }
 
 /// Why an endpoint cannot be added or changed as asked (the validation table of
@@ -222,15 +225,23 @@ impl AttemptOutcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
     Scheduled,
     Manual,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+impl Trigger {
+    /// The name the mock's lists give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Manual => "manual",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct Attempt {
     pub id: String,
     pub attempt: u32,
@@ -245,8 +256,7 @@ pub struct Attempt {
 }
 
 /// Where a message stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageState {
     Pending,
     Delivered,
@@ -254,6 +264,18 @@ pub enum MessageState {
     Exhausted,
     /// The endpoint was disabled or deleted before delivery.
     Dropped,
+}
+
+impl MessageState {
+    /// The name the mock's lists give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Delivered => "delivered",
+            Self::Exhausted => "exhausted",
+            Self::Dropped => "dropped",
+        }
+    }
 }
 
 /// One event for one endpoint. Its id is the `webhook-id` header, the same on

@@ -10,9 +10,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::contract::FieldError;
 use crate::domain::UserId;
 use crate::domain::billing::{BillingRefusal, Invoice, InvoiceStatus};
 use crate::domain::ledger::EntryKind;
@@ -162,30 +161,13 @@ async fn create_invoice(
     user: AuthUser,
     Body(body): Body<CreateInvoiceRequest>,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let amount = whole_kopecks(body.amount_rub, "amountRub")?;
+    let amount = Kopecks::exact(body.amount_rub, "amountRub")?;
     let now = state.now();
     let invoice = state.store().create_invoice(user.user_id, amount, now)?;
     Ok((
         StatusCode::CREATED,
         Json(view::invoice(state.base_url(), &invoice)),
     ))
-}
-
-/// A rouble amount with at most two decimals, in kopecks; 400 otherwise.
-fn whole_kopecks(rub: f64, name: &str) -> Result<Kopecks, Invalid> {
-    let kopecks = Kopecks::from_rub(rub);
-    if (kopecks.rub() - rub).abs() > 1e-9 {
-        return Err(Invalid::new(
-            format!("{name} must have at most two decimals"),
-            vec![FieldError::new(
-                format!("/{name}"),
-                "multipleOf",
-                "must be multiple of 0.01",
-                json!({"multipleOf": 0.01}),
-            )],
-        ));
-    }
-    Ok(kopecks)
 }
 
 fn own_invoice(state: &AppState, user_id: UserId, id: &str) -> Result<(Invoice, Requisites)> {
@@ -305,7 +287,7 @@ fn topup(
 ) -> Result<Value> {
     // Counted against the window whether or not the body is valid.
     let body: TopupRequest = parse(state, headers, body)?;
-    let amount = whole_kopecks(body.amount_rub, "amountRub")?;
+    let amount = Kopecks::exact(body.amount_rub, "amountRub")?;
     let record = state.store().top_up(user_id, amount, now)?;
     Ok(view::topup(state.base_url(), &record))
 }

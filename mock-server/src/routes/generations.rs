@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::clock::seconds;
-use crate::contract::{FieldError, validate_params};
+use crate::contract::validate_params;
 use crate::domain::UserId;
-use crate::domain::generation::{Accepted, Status};
-use crate::domain::idempotency::{self, Begin};
+use crate::domain::generation::{self, Accepted, Status};
+use crate::domain::idempotency::{self, BadKey, Begin};
 use crate::domain::money::Kopecks;
 use crate::domain::outcome::MagicPrompt;
 use crate::domain::refusal::{Conflict, Invalid, Missing};
@@ -81,6 +81,7 @@ fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> 
     let cost = model.cost(&body.prompt, &body.params);
     Ok(CreateRequest {
         magic: MagicPrompt::parse(&body.prompt),
+        reference_outside: generation::reference_outside(&body.params, state.base_url()),
         model,
         prompt: body.prompt,
         params: body.params,
@@ -88,27 +89,12 @@ fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> 
     })
 }
 
-/// The `Idempotency-Key` header, when it is usable as one.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
-    let Some(value) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let text = value.to_str().ok().filter(|t| idempotency::valid_key(t));
-    text.map(|t| Some(t.to_owned())).ok_or_else(|| {
-        Invalid::new(
-            idempotency::BAD_KEY,
-            vec![FieldError::new(
-                "/headers/Idempotency-Key",
-                "maxLength",
-                format!(
-                    "must NOT have more than {} characters",
-                    idempotency::MAX_KEY_LEN
-                ),
-                json!({"limit": idempotency::MAX_KEY_LEN}),
-            )],
-        )
-        .into()
-    })
+/// The `Idempotency-Key` header, when one is sent.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, BadKey> {
+    headers
+        .get("idempotency-key")
+        .map(|value| idempotency::key(value.to_str().ok()).map(str::to_owned))
+        .transpose()
 }
 
 /// Rule 1: 202 with exactly `{id, status, costRub}`.

@@ -33,6 +33,9 @@ pub struct CreateRequest<'m> {
     pub cost: Kopecks,
     /// The directives of its prompt.
     pub magic: MagicPrompt,
+    /// Whether its reference lies outside the mock
+    /// ([`reference_outside`](crate::domain::generation::reference_outside)).
+    pub reference_outside: bool,
 }
 
 impl Store {
@@ -87,7 +90,9 @@ impl Store {
         }
         let magic = request.magic;
         let forced = self.outcomes.take(user_id, &request.model.slug);
-        let plan = if request.prompt.chars().count() > request.model.max_prompt_length {
+        let plan = if request.reference_outside {
+            Plan::Fail(FailureCode::ReferenceFetchFailed)
+        } else if request.prompt.chars().count() > request.model.max_prompt_length {
             Plan::Fail(FailureCode::PromptTooLong)
         } else {
             magic.plan.or(forced).unwrap_or(Plan::Succeed)
@@ -215,6 +220,7 @@ pub(crate) mod tests {
             params: Map::new(),
             cost: Kopecks::from_rub(rub),
             magic: MagicPrompt::parse(prompt),
+            reference_outside: false,
         }
     }
 
@@ -291,7 +297,7 @@ pub(crate) mod tests {
             .id;
 
         // Taken at 1 s, one attempt of the model's typical duration.
-        let (_, next) = run_due(&mut store, at(1));
+        let next = run_due(&mut store, at(1));
         assert_eq!(store.generation(id).unwrap().status, Status::Processing);
         run_due(&mut store, next.unwrap());
 

@@ -1,8 +1,9 @@
 //! The jobs the worker applies on the mock's clock: a task leaving `PENDING`, a
 //! worker attempt ending, a scheduled delivery attempt, a top-up paying itself.
 //! Ordered by when they are due, then by when they were scheduled. Applying
-//! one moves a task through its lifecycle, with the charge kept or refunded and
-//! the event of its final state queued for each subscribed endpoint.
+//! one moves a task through its lifecycle, with the charge kept or refunded;
+//! the tasks that reached a final state are handed out, for the events that
+//! tell of them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -14,7 +15,7 @@ use super::Store;
 use crate::clock::seconds;
 use crate::domain::file::FileStatus;
 use crate::domain::generation::{AfterAttempt, FailureCode, Generation, Plan};
-use crate::domain::webhook::{self, Endpoint, EventBodies};
+use crate::domain::webhook::TaskEnded;
 
 /// What a job does when it is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,31 +94,38 @@ impl Jobs {
     }
 }
 
+/// What a pass of the worker found due.
+#[derive(Debug, Default)]
+#[must_use = "the deliveries are to be started and the ended tasks' events queued"]
+pub struct Due {
+    /// Messages whose delivery attempt is due, to be sent outside the lock.
+    pub deliveries: Vec<Uuid>,
+    /// Tasks that reached a final state, oldest first, each to be told of by
+    /// [`Store::queue_event`] before the lock is let go.
+    pub ended: Vec<TaskEnded>,
+    /// When the next job is due.
+    pub next: Option<DateTime<Utc>>,
+}
+
 impl Store {
-    /// Applies every job due by `now`, the lifecycle of tasks included; the
-    /// messages whose delivery is due are handed back to be sent outside the
-    /// lock, with when the next job is due.
-    pub fn run_due(
-        &mut self,
-        now: DateTime<Utc>,
-        base_url: &str,
-        events: &dyn EventBodies,
-    ) -> (Vec<Uuid>, Option<DateTime<Utc>>) {
+    /// Applies every job due by `now`, the lifecycle of tasks included.
+    pub fn run_due(&mut self, now: DateTime<Utc>) -> Due {
         self.rate.prune(now);
-        let mut deliveries = Vec::new();
+        let mut due = Due::default();
         while let Some(job) = self.jobs.pop_due(now) {
             match job.kind {
-                JobKind::Deliver => deliveries.push(job.target),
+                JobKind::Deliver => due.deliveries.push(job.target),
                 JobKind::PayTopup => {
                     // Paid or failed by hand before its time: nothing to do.
                     self.settle_topup(job.target, true, job.due);
                 }
-                JobKind::Start | JobKind::EndAttempt => self.apply(job, base_url, events),
+                JobKind::Start | JobKind::EndAttempt => due.ended.extend(self.apply(job)),
             }
         }
         self.forget_ended(now);
         self.jobs.plan();
-        (deliveries, self.jobs.next_due())
+        due.next = self.jobs.next_due();
+        due
     }
 
     /// Whether the worker must be woken for a job due before it means to look
@@ -127,16 +135,13 @@ impl Store {
         self.jobs.wake_needed()
     }
 
-    fn apply(&mut self, job: Job, base_url: &str, events: &dyn EventBodies) {
-        let Some(generation) = self.generations.get(&job.target) else {
-            return;
-        };
+    /// Applies a job of a task's lifecycle; the task, when it has just ended.
+    fn apply(&mut self, job: Job) -> Option<TaskEnded> {
+        let generation = self.generations.get(&job.target)?;
         let failure = (job.kind == JobKind::Start)
-            .then(|| self.input_failure(generation, base_url))
+            .then(|| self.input_failure(generation))
             .flatten();
-        let Some(generation) = self.generations.get_mut(&job.target) else {
-            return;
-        };
+        let generation = self.generations.get_mut(&job.target)?;
         let attempt = match job.kind {
             JobKind::Start => {
                 if let Some(code) = failure {
@@ -148,10 +153,10 @@ impl Store {
                     let due = job.due + seconds(generation.attempt_secs);
                     self.jobs.schedule(due, job.target, JobKind::EndAttempt);
                 }
-                return;
+                return None;
             }
-            JobKind::EndAttempt => generation.end_attempt(job.due),
-            JobKind::Deliver | JobKind::PayTopup => return,
+            JobKind::EndAttempt => generation.end_attempt(job.due)?,
+            JobKind::Deliver | JobKind::PayTopup => return None,
         };
         let (user_id, slug, attempt_secs) = (
             generation.user_id,
@@ -159,82 +164,46 @@ impl Store {
             generation.attempt_secs,
         );
         match attempt {
-            Some(AfterAttempt::TryAgain) => {
+            AfterAttempt::TryAgain => {
                 self.jobs.schedule(
                     job.due + seconds(attempt_secs),
                     job.target,
                     JobKind::EndAttempt,
                 );
-                return;
+                return None;
             }
-            Some(AfterAttempt::Succeeded) => {
+            AfterAttempt::Succeeded => {
                 self.finished(user_id, job.target, job.due);
                 self.ledger.keep(job.target).ok();
                 self.moderation.succeeded(user_id, &slug);
             }
-            Some(AfterAttempt::Failed(code)) => {
+            AfterAttempt::Failed(code) => {
                 self.finished(user_id, job.target, job.due);
                 self.ledger.refund(job.target, job.due).ok();
                 if code == FailureCode::ModerationRejected {
                     self.moderation.rejected(user_id, &slug, job.due);
                 }
             }
-            None => return,
         }
         // After the ledger: a failure's refund is done before its event is queued
         // (service document: funds are already returned when it is sent).
-        if let Some(generation) = self.generations.get(&job.target).cloned() {
-            self.emit(&generation, events, job.due);
-        }
+        let generation = self.generations.get(&job.target)?.clone();
+        Some(TaskEnded {
+            generation,
+            at: job.due,
+        })
     }
 
-    /// Why a task's inputs cannot be fetched: an uploaded file (`image_file_id`)
-    /// missing, deleted, not uploaded or another user's (`input_fetch_failed`); a
-    /// reference (`image_url`) outside this mock, which fetches nothing from
-    /// outside (`reference_fetch_failed`).
-    fn input_failure(&self, generation: &Generation, base_url: &str) -> Option<FailureCode> {
-        if let Some(raw) = generation.params.get("image_file_id") {
-            let usable = raw
-                .as_str()
-                .and_then(|id| Uuid::parse_str(id).ok())
-                .and_then(|id| self.own_file(generation.user_id, id))
-                .is_some_and(|f| f.status == FileStatus::Uploaded);
-            if !usable {
-                return Some(FailureCode::InputFetchFailed);
-            }
-        }
-        if let Some(url) = generation.params.get("image_url") {
-            let local = url
-                .as_str()
-                .is_some_and(|u| u.starts_with(&format!("{base_url}/")));
-            if !local {
-                return Some(FailureCode::ReferenceFetchFailed);
-            }
-        }
-        None
-    }
-
-    /// One message per subscribed active endpoint of the task's owner, for a
-    /// task that just reached a final state.
-    fn emit(&mut self, generation: &Generation, events: &dyn EventBodies, at: DateTime<Utc>) {
-        let Some(event_type) = webhook::event_type(generation) else {
-            return;
-        };
-        let targets: Vec<Endpoint> = self
-            .endpoints_of(generation.user_id)
-            .into_iter()
-            .filter(|e| e.active && e.subscribed(event_type))
-            .cloned()
-            .collect();
-        // Most tasks have nobody to tell: the body is made only for those that do.
-        if targets.is_empty() {
-            return;
-        }
-        let event_id = webhook::new_event_id();
-        let bytes = events.ended(generation, &event_id, at);
-        for endpoint in &targets {
-            self.enqueue_message(endpoint, event_type, event_id.clone(), bytes.clone(), at);
-        }
+    /// Whether a task's uploaded input (`image_file_id`) cannot be fetched:
+    /// missing, deleted, not uploaded or another user's (`input_fetch_failed`).
+    fn input_failure(&self, generation: &Generation) -> Option<FailureCode> {
+        let raw = generation.params.get("image_file_id")?;
+        let usable = raw
+            .as_str()
+            .and_then(|id| Uuid::parse_str(id).ok())
+            .and_then(|id| self.own_file(generation.user_id, id))
+            .is_some_and(|f| f.status == FileStatus::Uploaded);
+        (!usable).then_some(FailureCode::InputFetchFailed)
     }
 }
 

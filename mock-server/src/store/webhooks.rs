@@ -11,7 +11,7 @@ use crate::config::Responses;
 use crate::domain::UserId;
 use crate::domain::webhook::{
     self, Attempt, AttemptOutcome, DisabledReason, Endpoint, EndpointRefusal, MAX_ENDPOINTS,
-    MAX_RETRIES, Message, MessageState, Trigger,
+    MAX_RETRIES, Message, MessageState, TaskEnded, Trigger,
 };
 
 /// A change to an endpoint (`PATCH /v1/webhook-endpoints/{id}`): only what is given.
@@ -139,6 +139,36 @@ impl Store {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Queues the event of a task that has just ended, one message per active
+    /// endpoint of its owner subscribed to it, first attempts due at once; `body`
+    /// writes the event with the id it is given, and is called only when
+    /// someone is to be told (most tasks have nobody to tell).
+    pub fn queue_event(&mut self, ended: &TaskEnded, body: impl FnOnce(&str) -> Bytes) {
+        let Some(event_type) = webhook::event_type(&ended.generation) else {
+            return;
+        };
+        let targets: Vec<Endpoint> = self
+            .endpoints_of(ended.generation.user_id)
+            .into_iter()
+            .filter(|e| e.active && e.subscribed(event_type))
+            .cloned()
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        let event_id = webhook::new_event_id();
+        let bytes = body(&event_id);
+        for endpoint in &targets {
+            self.enqueue_message(
+                endpoint,
+                event_type,
+                event_id.clone(),
+                bytes.clone(),
+                ended.at,
+            );
         }
     }
 
@@ -451,5 +481,85 @@ mod tests {
 
         assert_eq!(store.message(id).unwrap().state, MessageState::Dropped);
         assert!(!store.own_endpoint(user.user_id, &mine.id).unwrap().active);
+    }
+
+    /// Runs a task of `user` to its end; the ended task the store hands out.
+    fn ended_task(store: &mut Store, user: UserId, prompt: &str) -> TaskEnded {
+        let request = crate::store::generations::tests::request(prompt, 1.0);
+        let id = store
+            .create_generation(user, request, at(0), 0.0)
+            .unwrap()
+            .id;
+        let ended: Vec<TaskEnded> = (0..60)
+            .flat_map(|secs| store.run_due(at(secs)).ended)
+            .collect();
+        assert_eq!(ended.len(), 1, "one end, handed out once");
+        assert_eq!(ended[0].generation.id, id);
+        ended.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn an_ended_task_is_told_to_each_active_endpoint_subscribed_to_its_event() {
+        let (mut store, user) = with_user(10.0);
+        let (every, mut failed_only, mut disabled, also) = (
+            endpoint(user.user_id),
+            endpoint(user.user_id),
+            endpoint(user.user_id),
+            endpoint(user.user_id),
+        );
+        failed_only.event_types = vec!["generation.failed".into()];
+        disabled.disable(DisabledReason::Manual);
+        for e in [&every, &failed_only, &disabled, &also] {
+            store.add_endpoint(e.clone()).unwrap();
+        }
+        let ended = ended_task(&mut store, user.user_id, "a fox");
+        assert_eq!(
+            store.messages().count(),
+            0,
+            "nothing queued before the event"
+        );
+
+        let mut written = Vec::new();
+        store.queue_event(&ended, |event_id| {
+            written.push(event_id.to_owned());
+            Bytes::from_static(b"{\"type\":\"generation.completed\"}")
+        });
+
+        assert_eq!(written.len(), 1, "one body, shared by every endpoint");
+        let queued: Vec<(&str, &str, &str)> = store
+            .messages()
+            .map(|m| (m.endpoint_id.as_str(), m.event_id.as_str(), m.event_type))
+            .collect();
+        assert_eq!(
+            queued,
+            [
+                (
+                    every.id.as_str(),
+                    written[0].as_str(),
+                    "generation.completed"
+                ),
+                (
+                    also.id.as_str(),
+                    written[0].as_str(),
+                    "generation.completed"
+                ),
+            ]
+        );
+        let ids: Vec<Uuid> = store.messages().map(|m| m.id).collect();
+        assert_eq!(
+            store.run_due(ended.at).deliveries,
+            ids,
+            "first attempts are due at once"
+        );
+    }
+
+    #[test]
+    fn a_task_nobody_listens_to_has_no_event_written() {
+        let (mut store, user) = with_user(10.0);
+        let ended = ended_task(&mut store, user.user_id, "a fox");
+
+        store.queue_event(&ended, |_| panic!("a body written for nobody"));
+
+        assert_eq!(store.messages().count(), 0);
     }
 }

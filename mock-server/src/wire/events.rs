@@ -11,9 +11,9 @@ use crate::config::Responses;
 use crate::contract::shape::shapes;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
-use crate::domain::webhook::EventBodies;
+use crate::domain::webhook::TaskEnded;
 
-/// The writer of the events of tasks' ends that the store queues: bodies
+/// The writer of the events of tasks' ends that the store hands out: bodies
 /// shaped by the response mode, links under the mock's base URL.
 #[derive(Debug)]
 pub struct Writer<'a> {
@@ -25,11 +25,10 @@ impl<'a> Writer<'a> {
     pub fn new(base_url: &'a str, mode: Responses) -> Self {
         Self { base_url, mode }
     }
-}
 
-impl EventBodies for Writer<'_> {
-    fn ended(&self, generation: &Generation, event_id: &str, at: DateTime<Utc>) -> Bytes {
-        let body = for_generation(generation, self.base_url, event_id, at);
+    /// The body of the event `event_id` that tells of `ended`.
+    pub fn ended(&self, ended: &TaskEnded, event_id: &str) -> Bytes {
+        let body = for_generation(&ended.generation, self.base_url, event_id, ended.at);
         Bytes::from(body_bytes(&body, self.mode))
     }
 }

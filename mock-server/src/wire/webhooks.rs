@@ -56,7 +56,7 @@ pub fn attempt(message: &Message, attempt: &Attempt) -> Value {
         "eventId": message.event_id,
         "eventType": message.event_type,
         "attempt": attempt.attempt,
-        "trigger": attempt.trigger,
+        "trigger": attempt.trigger.as_str(),
         "attemptedAt": timestamp(attempt.attempted_at),
         "outcome": if attempt.succeeded { "succeeded" } else { "failed" },
         "responseStatus": attempt.response_status,

@@ -117,6 +117,81 @@ async fn reset_empties_the_mock_but_keeps_the_demo_key() {
 }
 
 #[tokio::test]
+async fn reset_through_the_rust_face_forgets_users_and_keeps_the_demo_key() {
+    let app = App::start().await;
+    let user = app.mock.create_user(10.0);
+
+    app.mock.reset();
+
+    app.send(Method::GET, "/v1/generations", Some(&user.api_key), None)
+        .await
+        .assert_error(401, "AUTHENTICATION_ERROR");
+    assert_eq!(app.mock.user(user.user_id), None);
+    let demo = app.mock.demo_api_key().to_owned();
+    let listed = app
+        .send(Method::GET, "/v1/generations", Some(&demo), None)
+        .await;
+    assert_eq!(listed.status, 200);
+}
+
+#[tokio::test]
+async fn the_rust_face_reads_the_outbox_the_control_api_reads() {
+    let app = App::start().await;
+    let email = app.mock.user(app.user_id).expect("the user").email;
+    app.send(
+        Method::POST,
+        "/v1/auth/magic-link/request",
+        None,
+        Some(json!({"email": email})),
+    )
+    .await;
+
+    let outbox = app.mock.outbox();
+    let reply = app.send(Method::GET, "/_mock/outbox", None, None).await;
+    assert_eq!(
+        serde_json::to_value(&outbox).expect("messages"),
+        reply.body["data"]
+    );
+    assert_eq!(outbox.len(), 1);
+    assert_eq!(outbox[0].to, email);
+    assert!(outbox[0].link.starts_with("http"), "{}", outbox[0].link);
+}
+
+#[tokio::test]
+async fn a_balance_set_through_the_rust_face_is_what_the_account_shows() {
+    let app = App::start().await;
+
+    assert!(app.mock.set_balance(app.user_id, 7.5));
+    assert!(
+        !app.mock.set_balance(uuid::Uuid::new_v4(), 7.5),
+        "no such user"
+    );
+
+    let account = app.get("/v1/account").await;
+    assert_eq!(account.body["balanceRub"], 7.5);
+    app.mock.check_ledger().expect("the ledger balances");
+}
+
+#[tokio::test]
+async fn clearing_faults_through_the_rust_face_removes_every_rule() {
+    use mediagen_mock_server::Fault;
+    let app = App::start().await;
+    let faults = [
+        app.mock
+            .inject(Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/account")),
+        app.mock
+            .inject(Fault::error(500, "INTERNAL_ERROR").times(3)),
+    ];
+
+    app.mock.clear_faults();
+
+    assert_eq!(faults.map(|f| f.remaining()), [0, 0]);
+    assert_eq!(app.get("/v1/account").await.status, 200);
+    let listed = app.send(Method::GET, "/_mock/faults", None, None).await;
+    assert_eq!(listed.body["data"], json!([]));
+}
+
+#[tokio::test]
 async fn admin_token_guards_the_control_api() {
     let mock = mediagen_mock_server::MockServer::builder()
         .config(|c| c.admin_token = Some("s3cret".into()))

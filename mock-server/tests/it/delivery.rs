@@ -421,6 +421,43 @@ async fn a_name_that_comes_to_resolve_privately_is_refused_at_delivery() {
 }
 
 #[tokio::test]
+async fn the_rust_face_lists_the_deliveries_the_control_api_lists() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let endpoint = register(&app, &receiver, json!([])).await;
+    receiver.script([Answer::Status(500)]);
+    app.create(image_request("p")).await;
+    advance(&app, 60.0).await;
+
+    let deliveries = app.mock.deliveries();
+    let reply = app.send(Method::GET, "/_mock/deliveries", None, None).await;
+    assert_eq!(
+        serde_json::to_value(&deliveries).expect("records"),
+        reply.body["data"]
+    );
+    let [delivery] = deliveries.as_slice() else {
+        panic!("one message: {deliveries:?}");
+    };
+    assert_eq!(
+        (
+            delivery.endpoint_id.as_str(),
+            delivery.state,
+            delivery.user_id
+        ),
+        (endpoint.as_str(), "pending", app.user_id)
+    );
+    assert_eq!(delivery.payload["type"], "generation.completed");
+    let [attempt] = delivery.attempts.as_slice() else {
+        panic!("one attempt: {:?}", delivery.attempts);
+    };
+    assert_eq!(
+        (attempt.trigger, attempt.succeeded, attempt.response_status),
+        ("scheduled", false, Some(500))
+    );
+    assert!(attempt.next_attempt_at.is_some(), "a retry is scheduled");
+}
+
+#[tokio::test]
 async fn control_api_lists_messages_with_their_attempts() {
     let app = app().await;
     let receiver = Receiver::start().await;

@@ -167,6 +167,20 @@ async fn replay_reports_the_current_status() {
 }
 
 #[tokio::test]
+async fn a_key_longer_than_255_characters_is_refused_at_its_header_and_creates_nothing() {
+    let app = App::start().await;
+    let reply = app
+        .create_with_key(&app.key, &"k".repeat(256), image_request("p"))
+        .await;
+    reply.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(
+        reply.body["error"]["details"]["fields"][0]["path"],
+        "/headers/Idempotency-Key"
+    );
+    assert_eq!(app.balance(), (1000.0, 0.0), "nothing reserved");
+}
+
+#[tokio::test]
 async fn key_still_executing_is_409_conflict() {
     let app = App::start().await;
     app.control(

@@ -1,0 +1,124 @@
+//! What the mock sent: every webhook message with its attempts, the same
+//! records through `GET /_mock/deliveries` and through
+//! [`World::deliveries`](crate::World::deliveries).
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Serialize, Serializer};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::domain::UserId;
+use crate::domain::webhook::{Attempt, Message};
+use crate::state::AppState;
+use crate::wire::timestamp;
+
+/// A webhook message the mock queued for one endpoint, with its attempts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Delivery {
+    /// The message's id: the `webhook-id` header of every attempt.
+    pub message_id: Uuid,
+    /// The event's id, the same for every endpoint told of it.
+    pub event_id: String,
+    /// `generation.completed` or `generation.failed`.
+    pub event_type: &'static str,
+    /// The endpoint it goes to.
+    pub endpoint_id: String,
+    /// The endpoint's owner.
+    pub user_id: UserId,
+    /// `pending`, `delivered`, `exhausted` (every retry failed) or `dropped`
+    /// (the endpoint was disabled or deleted first).
+    pub state: &'static str,
+    /// When it was queued, on the mock's clock.
+    #[serde(serialize_with = "at")]
+    pub created_at: DateTime<Utc>,
+    /// The body every attempt sends.
+    pub payload: Value,
+    /// Its attempts, oldest first.
+    pub attempts: Vec<DeliveryAttempt>,
+}
+
+/// One attempt to deliver a message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeliveryAttempt {
+    /// The attempt's id.
+    pub id: String,
+    /// Its number, from 1.
+    pub attempt: u32,
+    /// `scheduled`, or `manual` for a redelivery asked through the API.
+    pub trigger: &'static str,
+    /// When it was sent, on the mock's clock.
+    #[serde(serialize_with = "at")]
+    pub attempted_at: DateTime<Utc>,
+    /// Whether the receiver answered with a 2xx.
+    pub succeeded: bool,
+    /// The receiver's status, if it answered.
+    pub response_status: Option<u16>,
+    /// Why there was no answer.
+    pub error: Option<String>,
+    /// Real milliseconds the receiver took.
+    pub duration_ms: u64,
+    /// The start of the receiver's answer.
+    pub response_excerpt: Option<String>,
+    /// When the next attempt is due, if one is scheduled.
+    #[serde(serialize_with = "maybe_at")]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl Delivery {
+    fn of(message: &Message) -> Self {
+        Self {
+            message_id: message.id,
+            event_id: message.event_id.clone(),
+            event_type: message.event_type,
+            endpoint_id: message.endpoint_id.clone(),
+            user_id: message.user_id,
+            state: message.state.as_str(),
+            created_at: message.created_at,
+            payload: serde_json::from_slice(&message.payload).unwrap_or(Value::Null),
+            attempts: message.attempts.iter().map(DeliveryAttempt::of).collect(),
+        }
+    }
+}
+
+impl DeliveryAttempt {
+    fn of(attempt: &Attempt) -> Self {
+        Self {
+            id: attempt.id.clone(),
+            attempt: attempt.attempt,
+            trigger: attempt.trigger.as_str(),
+            attempted_at: attempt.attempted_at,
+            succeeded: attempt.succeeded,
+            response_status: attempt.response_status,
+            error: attempt.error.clone(),
+            duration_ms: attempt.duration_ms,
+            response_excerpt: attempt.response_excerpt.clone(),
+            next_attempt_at: attempt.next_attempt_at,
+        }
+    }
+}
+
+/// Times as the control API writes them, like the service's: RFC 3339 in
+/// milliseconds.
+fn at<S: Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&timestamp(*at))
+}
+
+fn maybe_at<S: Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
+    at.map(timestamp).serialize(serializer)
+}
+
+/// Every message the mock queued, oldest first.
+pub(crate) fn deliveries(state: &AppState) -> Vec<Delivery> {
+    state.store().messages().map(Delivery::of).collect()
+}
+
+/// `GET /_mock/deliveries`.
+pub(super) async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "data": deliveries(&state) }))
+}
