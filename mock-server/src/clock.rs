@@ -25,8 +25,8 @@ struct Inner {
 
 enum Mode {
     Real {
-        origin_wall: DateTime<Utc>,
-        origin: Instant,
+        /// The time on this clock at a real instant; moved only by a restore.
+        origin: Mutex<(DateTime<Utc>, Instant)>,
         scale: f64,
     },
     Manual {
@@ -73,8 +73,7 @@ impl Clock {
             1.0
         };
         Self::with_mode(Mode::Real {
-            origin_wall: Utc::now(),
-            origin: Instant::now(),
+            origin: Mutex::new((Utc::now(), Instant::now())),
             scale,
         })
     }
@@ -122,19 +121,30 @@ impl Clock {
     /// The time on this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match &self.inner.mode {
-            Mode::Real {
-                origin_wall,
-                origin,
-                scale,
-            } => {
-                let elapsed = origin.elapsed().as_secs_f64() * scale;
-                *origin_wall + chrono::Duration::microseconds((elapsed * 1e6) as i64)
+            Mode::Real { origin, scale } => {
+                let (wall, at) = *origin.lock().unwrap_or_else(|p| p.into_inner());
+                let elapsed = at.elapsed().as_secs_f64() * scale;
+                wall + chrono::Duration::microseconds((elapsed * 1e6) as i64)
             }
             Mode::Manual { now } => *now.lock().unwrap_or_else(|p| p.into_inner()),
         }
     }
 
     /// Moves a manual clock forward by `seconds` and returns the new time.
+    /// Makes the time on this clock `now` (a restored snapshot's), from which a
+    /// real clock runs on at its scale.
+    pub fn set_now(&self, now: DateTime<Utc>) {
+        match &self.inner.mode {
+            Mode::Real { origin, .. } => {
+                *origin.lock().unwrap_or_else(|p| p.into_inner()) = (now, Instant::now());
+            }
+            Mode::Manual { now: current } => {
+                *current.lock().unwrap_or_else(|p| p.into_inner()) = now;
+            }
+        }
+        self.inner.ticks.send_modify(|t| *t += 1);
+    }
+
     pub fn advance(&self, seconds: f64) -> Result<DateTime<Utc>, ClockError> {
         if !(0.0..1e11).contains(&seconds) {
             return Err(ClockError::BadAmount(seconds));
@@ -226,6 +236,18 @@ mod tests {
         let new = clock.advance(12.5).expect("manual");
         assert_eq!(new - start(), chrono::Duration::milliseconds(12_500));
         assert_eq!(clock.now(), new);
+    }
+
+    #[test]
+    fn a_clock_set_to_a_time_runs_on_from_it() {
+        let manual = Clock::manual(start());
+        let later = start() + chrono::Duration::hours(5);
+        manual.set_now(later);
+        assert_eq!(manual.now(), later);
+        let real = Clock::real(1.0);
+        real.set_now(start());
+        let now = real.now();
+        assert!(now >= start() && now < start() + chrono::Duration::seconds(5), "{now}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::domain::fault::{Fault, FaultRequest};
 pub const DEFAULTS_TOML: &str = include_str!("../config.default.toml");
 
 /// How the mock's clock runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockMode {
     /// Wall-clock time, sped up by `time-scale`.
@@ -41,7 +41,7 @@ pub enum Responses {
 }
 
 /// An on/off setting of the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Switch {
     /// On.
@@ -52,7 +52,7 @@ pub enum Switch {
 
 /// Every option, each one optional so that layers can be merged. The same type
 /// is read from TOML files and from flags and environment variables.
-#[derive(Debug, Clone, Default, Deserialize, Args)]
+#[derive(Debug, Clone, Default, Deserialize, Args, serde::Serialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Options {
     /// Address to listen on.
@@ -143,7 +143,7 @@ pub struct Options {
 }
 
 /// One bound of `--retain`: a number of records, or an age such as `6h`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
 #[serde(try_from = "String")]
 pub enum RetainBound {
     /// Keep at most this many of each kind.
@@ -189,7 +189,7 @@ impl TryFrom<String> for RetainBound {
 }
 
 /// The bounds in effect: each kind of record is kept within both.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Retention {
     /// At most this many finished generations, ended messages, logged requests.
     pub count: Option<usize>,
@@ -244,7 +244,7 @@ impl Options {
 }
 
 /// The validated configuration.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// The address to listen on.
     pub listen: SocketAddr,

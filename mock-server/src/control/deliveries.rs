@@ -24,7 +24,7 @@ pub struct Delivery {
     /// The event's id, the same for every endpoint told of it.
     pub event_id: String,
     /// `generation.completed` or `generation.failed`.
-    pub event_type: &'static str,
+    pub event_type: String,
     /// The endpoint it goes to.
     pub endpoint_id: String,
     /// The endpoint's owner.
@@ -75,7 +75,7 @@ impl Delivery {
         Self {
             message_id: message.id,
             event_id: message.event_id.clone(),
-            event_type: message.event_type,
+            event_type: message.event_type.to_string(),
             endpoint_id: message.endpoint_id.clone(),
             user_id: message.user_id,
             state: message.state.as_str(),

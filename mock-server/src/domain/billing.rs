@@ -40,7 +40,7 @@ pub fn vat_percent(day: NaiveDate) -> i64 {
 }
 
 /// Where a top-up by card stands (the contract's `TopupStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TopupStatus {
     /// Waiting for the user to pay on the payment page.
@@ -62,7 +62,7 @@ impl TopupStatus {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Topup {
     pub id: Uuid,
     pub user_id: UserId,
@@ -73,7 +73,7 @@ pub struct Topup {
 }
 
 /// Why a top-up or an invoice was refused; each message is the one answered.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum BillingRefusal {
     /// The per-user window of `POST /v1/billing/topup` (5 per 600 s) is used up;
     /// the client is told to wait this many real seconds.
@@ -113,14 +113,14 @@ pub fn within_daily_cap(
     used + amount <= DAILY_TOPUP_CAP
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum InvoiceStatus {
     Issued,
     Paid,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct InvoiceLine {
     pub description: String,
     pub quantity: f64,
@@ -129,7 +129,7 @@ pub struct InvoiceLine {
     pub amount: Kopecks,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Invoice {
     pub id: Uuid,
     pub user_id: UserId,
@@ -241,7 +241,7 @@ mod tests {
 }
 
 /// An entry of the balance history as the public API shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct HistoryRow {
     /// The ledger's entry.
     pub entry: Entry,

@@ -36,7 +36,7 @@ pub fn max_size(content_type: &str) -> Option<u64> {
 }
 
 /// Why an upload was refused (400 `VALIDATION_ERROR` at `POST /v1/files`).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum UploadRefusal {
     /// A type the service does not take.
     #[error("Unsupported file type {0}")]
@@ -68,7 +68,7 @@ pub fn check_upload(content_type: &str, size: u64) -> Result<u64, UploadRefusal>
 }
 
 /// Why the bytes PUT to an upload URL were refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum UploadError {
     /// The file was deleted after its URL was issued.
     #[error("The file was deleted")]
@@ -86,14 +86,14 @@ pub enum UploadError {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileStatus {
     AwaitingUpload,
     Uploaded,
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct StoredFile {
     pub id: Uuid,
     pub user_id: UserId,

@@ -14,7 +14,7 @@ const KEPT_HOURS: i64 = 24;
 pub const MAX_KEY_LEN: usize = 255;
 
 /// A key outside those bounds, or not text: 400 at the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters")]
 pub struct BadKey;
 
@@ -24,7 +24,7 @@ pub fn key(key: Option<&str>) -> Result<&str, BadKey> {
         .ok_or(BadKey)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Entry {
     InFlight,
     Done {
@@ -34,7 +34,7 @@ enum Entry {
 }
 
 /// What an incoming request with a key must do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Begin {
     /// First use: go on, then `finish` or `release`.
     Fresh,
@@ -44,7 +44,7 @@ pub enum Begin {
     InFlight,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Idempotency {
     keys: FastMap<(UserId, String), Entry>,
     pruned: super::EveryMinute,

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::money::Kopecks;
 use super::{FastMap, UserId};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum EntryKind {
     Topup,
@@ -22,7 +22,7 @@ pub enum EntryKind {
     GenerationRefund,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     pub id: Uuid,
     pub user_id: UserId,
@@ -34,14 +34,14 @@ pub struct Entry {
 }
 
 /// Where the money of one task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Charge {
     Reserved(Kopecks),
     Kept(Kopecks),
     Refunded(Kopecks),
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Account {
     pub available: Kopecks,
     pub reserved: Kopecks,
@@ -51,14 +51,14 @@ pub struct Account {
     pub kept: Kopecks,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("balance {available} RUB is below the cost {required} RUB")]
 pub struct Insufficient {
     pub required: Kopecks,
     pub available: Kopecks,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum LedgerError {
     #[error("no account for user {0}")]
     NoAccount(UserId),
@@ -66,7 +66,7 @@ pub enum LedgerError {
     NoCharge(Uuid),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Ledger {
     accounts: FastMap<UserId, Account>,
     charges: FastMap<Uuid, (UserId, Charge)>,
@@ -276,7 +276,7 @@ impl Ledger {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ReserveError {
     #[error(transparent)]
     Insufficient(Insufficient),

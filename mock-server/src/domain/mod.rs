@@ -21,7 +21,7 @@ pub mod webhook;
 
 /// A clean-up that runs at most once a minute of the mock's clock, so that
 /// keeping a map bounded costs no scan per request.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EveryMinute(Option<chrono::DateTime<chrono::Utc>>);
 
 impl EveryMinute {

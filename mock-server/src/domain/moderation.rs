@@ -15,13 +15,13 @@ use super::UserId;
 pub const THRESHOLD: u32 = 3;
 pub const PAUSE_MINUTES: i64 = 15;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Streak {
     count: u32,
     last: DateTime<Utc>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Moderation {
     streaks: HashMap<(UserId, String), Streak>,
 }

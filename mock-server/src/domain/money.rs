@@ -45,6 +45,13 @@ impl Kopecks {
     }
 }
 
+/// An amount as the API and a snapshot write it: roubles.
+impl<'de> serde::Deserialize<'de> for Kopecks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        f64::deserialize(deserializer).map(Self::from_rub)
+    }
+}
+
 impl std::ops::Add for Kopecks {
     type Output = Self;
     fn add(self, rhs: Self) -> Self {

@@ -8,7 +8,7 @@ use super::fault::InjectedError;
 use super::generation::{FailureCode, Plan};
 
 /// A rule from `POST /_mock/outcomes`: the next `count` matching tasks end this way.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ForcedOutcome {
     /// Only tasks of this user (any user when absent).
@@ -56,7 +56,7 @@ impl ForcedOutcome {
 }
 
 /// Forced outcomes waiting for their tasks, first come first served.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Outcomes {
     queue: Vec<ForcedOutcome>,
 }
@@ -92,7 +92,7 @@ impl Outcomes {
 /// - `mock:delay=<seconds>` makes each worker attempt take that long;
 /// - `mock:http=<status>:<CODE>` answers the create with that error instead
 ///   of creating anything (`mock:http=503`, `mock:http=502:PAYMENT_ERROR`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MagicPrompt {
     pub plan: Option<Plan>,
     pub delay_secs: Option<f64>,

@@ -18,7 +18,7 @@ use crate::domain::generation::{AfterAttempt, FailureCode, Generation, Plan};
 use crate::domain::webhook::TaskEnded;
 
 /// What a job does when it is due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub(super) enum JobKind {
     /// A task leaves PENDING.
     Start,
@@ -31,7 +31,7 @@ pub(super) enum JobKind {
 }
 
 /// One scheduled job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub(super) struct Job {
     pub(super) due: DateTime<Utc>,
     seq: u64,
@@ -41,7 +41,7 @@ pub(super) struct Job {
 }
 
 /// The queue of jobs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Jobs {
     heap: BinaryHeap<Reverse<Job>>,
     next_seq: u64,
@@ -95,7 +95,7 @@ impl Jobs {
 }
 
 /// What a pass of the worker found due.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 #[must_use = "the deliveries are to be started and the ended tasks' events queued"]
 pub struct Due {
     /// Messages whose delivery attempt is due, to be sent outside the lock.

@@ -15,7 +15,7 @@ use crate::domain::webhook::{
 };
 
 /// A change to an endpoint (`PATCH /v1/webhook-endpoints/{id}`): only what is given.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct EndpointChange {
     /// A new address (already checked).
     pub url: Option<String>,
@@ -29,7 +29,7 @@ pub struct EndpointChange {
 
 /// What one delivery attempt needs, copied out so that no lock is held while it
 /// is sent.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Outgoing {
     /// The endpoint's address.
     pub url: String,
@@ -44,7 +44,7 @@ pub struct Outgoing {
 }
 
 /// How an attempt went, as the deliverer saw it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct AttemptReport {
     /// The receiver's status, if it answered.
     pub status: Option<u16>,
@@ -187,7 +187,7 @@ impl Store {
             Message {
                 id,
                 event_id,
-                event_type,
+                event_type: event_type.into(),
                 endpoint_id: endpoint.id.clone(),
                 user_id: endpoint.user_id,
                 payload,
@@ -528,7 +528,7 @@ mod tests {
         assert_eq!(written.len(), 1, "one body, shared by every endpoint");
         let queued: Vec<(&str, &str, &str)> = store
             .messages()
-            .map(|m| (m.endpoint_id.as_str(), m.event_id.as_str(), m.event_type))
+            .map(|m| (m.endpoint_id.as_str(), m.event_id.as_str(), &*m.event_type))
             .collect();
         assert_eq!(
             queued,
