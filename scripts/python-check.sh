@@ -2,7 +2,8 @@
 # The pip route for integrators outside Rust: a fresh virtual environment,
 # `pip install ./mock-server/python` (the mediagen-mock binary and the
 # mediagen_mock package), then the package's type check and tests, and the
-# example suite in examples/python.
+# example suite in examples/python, run by four pytest-xdist workers sharing one
+# server.
 #
 # Usage: bash scripts/python-check.sh
 # The binary is built with the dev profile, in the workspace's target dir (or
@@ -42,5 +43,5 @@ step "mypy --strict on the package"
 step "pytest mock-server/python/tests (the package itself)"
 "${venv}/bin/pytest" -q -p no:cacheprovider mock-server/python/tests
 
-step "pytest examples/python (an integrator's suite)"
-"${venv}/bin/pytest" examples/python
+step "pytest -n 4 examples/python (an integrator's suite: four workers, one server, a world each)"
+"${venv}/bin/pytest" -n 4 examples/python

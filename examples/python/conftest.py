@@ -1,27 +1,19 @@
-"""Fixtures of the example suite: the mock's options and an HTTP client.
-`mediagen_mock` itself comes from the mediagen-mock package's pytest plugin."""
+"""Fixtures of the example suite: an HTTP client for each test's world of the mock.
+`mediagen_mock` itself (a fresh world per test on one server) comes from the
+mediagen-mock package's pytest plugin; the server's flags are in pytest.ini."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
 import httpx
 import pytest
 
-from mediagen_mock import MockServer
-
-
-@pytest.fixture(scope="session")
-def mediagen_mock_options() -> dict[str, Any]:
-    # The webhook test's receiver listens on 127.0.0.1, which the service refuses
-    # as a private address unless the mock is told otherwise.
-    return {"allow_private_webhooks": True}
+from mediagen_mock import World
 
 
 @pytest.fixture
-def http(mediagen_mock: MockServer) -> Iterator[httpx.Client]:
-    """A plain HTTP client for the mock, with the demo user's key."""
+def http(mediagen_mock: World) -> Iterator[httpx.Client]:
+    """A plain HTTP client for the test's world, with its demo user's key."""
     with httpx.Client(
         base_url=mediagen_mock.base_url,
         headers={"Authorization": f"Bearer {mediagen_mock.api_key}"},

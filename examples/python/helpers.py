@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import httpx
 
-from mediagen_mock import MockServer
+from mediagen_mock import World
 
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
@@ -28,7 +28,7 @@ def create_generation(
 
 
 def follow(
-    mock: MockServer,
+    mock: World,
     http: httpx.Client,
     generation_id: str,
     api_key: str | None = None,
@@ -43,7 +43,7 @@ def follow(
         generation = answer.json()
         if generation["status"] in FINAL:
             return generation
-        mock.advance(step_seconds)
+        mock.advance_clock(step_seconds)
     raise AssertionError(f"generation {generation_id} not final after {max_steps} steps")
 
 

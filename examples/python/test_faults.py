@@ -7,11 +7,11 @@ import uuid
 
 import httpx
 
-from mediagen_mock import MockServer
+from mediagen_mock import World
 
 
 def test_a_503_on_create_is_retried_with_the_same_idempotency_key(
-    mediagen_mock: MockServer, http: httpx.Client
+    mediagen_mock: World, http: httpx.Client
 ) -> None:
     user = mediagen_mock.create_user(balance_rub=100)
     fault = mediagen_mock.inject_fault(
@@ -32,7 +32,7 @@ def test_a_503_on_create_is_retried_with_the_same_idempotency_key(
         answers.append(answer)
         if answer.status_code != 503:
             break
-        mediagen_mock.advance(1)
+        mediagen_mock.advance_clock(1)
 
     assert [a.status_code for a in answers] == [503, 202]
     assert answers[0].json()["error"]["code"] == "SERVICE_UNAVAILABLE"

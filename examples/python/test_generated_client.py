@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from mediagen_mock import MockServer
+from mediagen_mock import World
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def mediagen_client(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
 
 
 def test_the_generated_client_creates_and_fetches_a_generation(
-    mediagen_mock: MockServer, mediagen_client: ModuleType
+    mediagen_mock: World, mediagen_client: ModuleType
 ) -> None:
     from mediagen_client.api.generations import create_generation, get_generation
     from mediagen_client.models import CreateGenerationRequest, GenerationStatus
@@ -59,7 +59,7 @@ def test_the_generated_client_creates_and_fetches_a_generation(
     created = answer.parsed
     assert created.status == GenerationStatus.PENDING
 
-    mediagen_mock.advance(30)
+    mediagen_mock.advance_clock(30)
     generation = get_generation.sync(id=created.id, client=client)
 
     assert generation.status == GenerationStatus.SUCCEEDED

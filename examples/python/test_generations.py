@@ -6,11 +6,11 @@ from __future__ import annotations
 import httpx
 from helpers import create_generation, follow
 
-from mediagen_mock import MockServer
+from mediagen_mock import World
 
 
 def test_a_generation_succeeds_and_its_image_can_be_downloaded(
-    mediagen_mock: MockServer, http: httpx.Client
+    mediagen_mock: World, http: httpx.Client
 ) -> None:
     catalog = http.get("/v1/catalog/").json()
     assert "flux-schnell" in {model["slug"] for model in catalog["models"]}
@@ -28,7 +28,7 @@ def test_a_generation_succeeds_and_its_image_can_be_downloaded(
 
 
 def test_a_failed_generation_gives_the_money_back(
-    mediagen_mock: MockServer, http: httpx.Client
+    mediagen_mock: World, http: httpx.Client
 ) -> None:
     user = mediagen_mock.create_user(balance_rub=100)
     mediagen_mock.force_outcome(user_id=user.user_id, outcome="fail", error_code="content_policy")

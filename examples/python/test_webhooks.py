@@ -14,7 +14,7 @@ import pytest
 from helpers import create_generation, follow
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from mediagen_mock import MockServer
+from mediagen_mock import World
 
 
 class Receiver:
@@ -54,7 +54,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def test_a_completed_generation_is_delivered_signed(
-    mediagen_mock: MockServer, http: httpx.Client, receiver: Receiver
+    mediagen_mock: World, http: httpx.Client, receiver: Receiver
 ) -> None:
     registered = http.post("/v1/webhook-endpoints", json={"url": receiver.url})
     assert registered.status_code == 201, registered.text
@@ -71,5 +71,5 @@ def test_a_completed_generation_is_delivered_signed(
     with pytest.raises(WebhookVerificationError):
         Webhook(secret).verify(body + b" ", headers)  # not the bytes that were signed
 
-    [delivery] = mediagen_mock.deliveries()
+    [delivery] = mediagen_mock.list_deliveries()
     assert delivery["messageId"] == headers["webhook-id"]

@@ -74,7 +74,7 @@ async fn growth(retention: Retention, total: usize) -> f64 {
         while let Some(done) = creates.join_next().await {
             done.unwrap();
         }
-        mock.advance(60.0);
+        mock.advance_clock(60.0);
     }
     mock.check_ledger().unwrap();
     let grown = rss_mib() - baseline.unwrap_or(0.0);

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -21,6 +22,7 @@ mod refusal;
 mod render;
 mod routes;
 mod server;
+mod snapshot;
 mod state;
 mod store;
 mod wire;
@@ -33,13 +35,13 @@ pub use control::deliveries::{Delivery, DeliveryAttempt};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
-pub use domain::fault::Fault;
+pub use domain::fault::{Fault, FaultView};
 pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{LoggedRequest, NewUser, OutboxMessage};
-pub use world::{FaultHandle, GenerationRecord, UserView, World};
+pub use world::{ClockView, FaultHandle, GenerationRecord, Settings, UserView, World};
 pub use worlds::WorldSettings;
 
 /// The whole mock: the service's routes, the result files and the control API.
@@ -93,22 +95,41 @@ pub(crate) async fn run(
 /// Binds `config.listen`, prints the address and the demo API key on stdout, and
 /// serves until Ctrl-C or SIGTERM, then finishes the requests in flight. This is
 /// the `mediagen-mock` binary and `mediagen mock`.
-pub async fn serve(config: Config) -> anyhow::Result<()> {
+pub async fn serve(mut config: Config) -> anyhow::Result<()> {
     use anyhow::Context;
+    let state_file = config.state_file.clone().map(snapshot::StateFile::new);
+    let kept = match &state_file {
+        Some(file) => file.load()?,
+        None => None,
+    };
+    if let Some(key) = kept.as_ref().and_then(|k| k.demo_api_key()) {
+        // The demo key a client of the last run holds stays valid.
+        config.demo_api_key = Some(key.to_owned());
+    }
+    let interval = Duration::from_secs_f64(config.state_interval_seconds);
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("while binding {}", config.listen))?;
     let addr = reachable(listener.local_addr()?);
     let state = AppState::new(config);
+    if let Some(kept) = kept {
+        state.restore(kept);
+    }
     println!("mediagen-mock listening on http://{addr}");
     println!("demo API key: {}", state.demo_api_key());
     println!(
         "try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/generations",
         state.demo_api_key()
     );
-    run(Worlds::new(state), listener, shutdown_signal())
-        .await
-        .context("while serving")
+    let keeper = state_file
+        .clone()
+        .map(|file| tokio::spawn(file.keep(state.clone(), interval)));
+    let served = run(Worlds::new(state.clone()), listener, shutdown_signal()).await;
+    if let (Some(file), Some(keeper)) = (state_file, keeper) {
+        keeper.abort();
+        file.save_logged(&state).await;
+    }
+    served.context("while serving")
 }
 
 /// Resolves at Ctrl-C or SIGTERM, the signals a terminal or a supervisor sends to

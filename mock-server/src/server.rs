@@ -25,7 +25,7 @@ use crate::worlds::{WorldSettings, Worlds};
 /// let mock = mediagen_mock_server::MockServer::start().await;
 /// let user = mock.create_user(500.0);
 /// assert!(user.api_key.starts_with("mg_live_"));
-/// mock.advance(10.0); // ten seconds pass for every task, rate window and back-off
+/// mock.advance_clock(10.0); // ten seconds pass for every task, rate window and back-off
 /// # }
 /// ```
 #[derive(Debug)]
@@ -134,7 +134,7 @@ impl MockServer {
     /// # async fn main() {
     /// let mock = mediagen_mock_server::MockServer::start().await;
     /// let (a, b) = (mock.world().await, mock.world().await);
-    /// a.advance(60.0);
+    /// a.advance_clock(60.0);
     /// assert_ne!(a.now(), b.now()); // one world's clock moves nothing in another
     /// assert!(a.uri().starts_with(&format!("{}/worlds/", mock.uri())));
     /// # }
@@ -180,8 +180,7 @@ impl Deref for MockServer {
     }
 }
 
-/// The worlds of the server (`/_mock/worlds`), one method per operation of the
-/// control contract (`openapi/mock-control.json`).
+// Operations of the control contract, one method each, named by operationId.
 impl MockServer {
     /// Makes a world with `settings` over the server's own; `None` past the
     /// server's number of worlds (`Config::max_worlds`).

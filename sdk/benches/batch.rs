@@ -85,13 +85,13 @@ async fn run(model: &str, count: usize, webhooks: bool) -> Run {
         // The endpoint's create is set-up, not the batch: a fresh window for it.
         tokio::time::sleep(Duration::from_secs_f64(61.0 / SCALE)).await;
     }
-    let before = mock.requests().len();
+    let before = mock.list_requests().len();
     let started = mock.now();
     let requests =
         (0..count).map(|n| GenerationRequest::new(model, format!("a lighthouse, take {n}")));
     let results = client.generations().batch(requests).await;
     let makespan = (mock.now() - started).as_seconds_f64();
-    let log = mock.requests();
+    let log = mock.list_requests();
     let during = &log[before..];
     if std::env::var_os("MEDIAGEN_BENCH_TRACE").is_some() {
         for r in during {

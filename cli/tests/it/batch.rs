@@ -23,7 +23,7 @@ fn prompts(count: usize) -> Vec<String> {
 fn creates(setup: &Setup) -> usize {
     setup
         .mock
-        .requests()
+        .list_requests()
         .iter()
         .filter(|r| r.method == "POST" && r.path == "/v1/generations")
         .count()
@@ -77,7 +77,7 @@ async fn a_batch_killed_with_sigkill_and_run_again_pays_once_per_line_and_writes
     let again = run(setup.cmd(&args)).await;
     assert!(again.status.success(), "{}", text(&again.stderr));
 
-    let user = setup.mock.user(setup.user).unwrap();
+    let user = setup.mock.get_user(setup.user).unwrap();
     assert_eq!(
         user.generations.len(),
         8,
@@ -100,7 +100,7 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
     // The service acts, then the connection drops before the answer.
     setup
         .mock
-        .inject(Fault::drop_after().on("POST", "/v1/generations").times(1));
+        .inject_fault(Fault::drop_after().on("POST", "/v1/generations").times(1));
     let dir = scratch("batch-lost-answer");
     let manifest = manifest(&dir, &["a fox", "a hare"]);
     let args = [
@@ -121,7 +121,7 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
     let again = run(setup.cmd(&args)).await;
     assert!(again.status.success(), "{}", text(&again.stderr));
 
-    let user = setup.mock.user(setup.user).unwrap();
+    let user = setup.mock.get_user(setup.user).unwrap();
     assert_eq!(
         user.generations.len(),
         2,
@@ -346,7 +346,7 @@ async fn a_first_ctrl_c_stops_creating_and_follows_what_runs_to_its_end() {
     batch.interrupt();
     batch.note("stopping: no new generations").await;
     // The two that run end on the service; the batch sees them end.
-    setup.mock.advance(10.0);
+    setup.mock.advance_clock(10.0);
     let status = batch.child.wait().await.unwrap();
 
     assert_eq!(status.code(), Some(130));

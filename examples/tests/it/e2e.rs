@@ -48,7 +48,7 @@ async fn a_task_succeeds_and_the_receiver_gets_a_verified_completed_event() {
         .await
         .unwrap();
 
-    mock.advance(30.0);
+    mock.advance_clock(30.0);
     mock.deliveries_settled().await;
 
     let generation = client.generations().get(created.id).await.unwrap();
@@ -98,7 +98,7 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
     // later: the service refunds before it sends generation.failed.
     let mut arrived = None;
     for _ in 0..60 {
-        mock.advance(1.0);
+        mock.advance_clock(1.0);
         mock.deliveries_settled().await;
         if let Ok(delivery) = deliveries.try_recv() {
             arrived = Some((delivery, mock.balance(user.user_id)));
@@ -182,7 +182,7 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
         .unwrap();
 
     let creates: Vec<_> = mock
-        .requests()
+        .list_requests()
         .into_iter()
         .filter(|r| r.method == "POST" && r.path == "/v1/generations")
         .collect();
@@ -202,7 +202,7 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
     assert_eq!(all.len(), 1, "the retry found the first generation");
     assert_eq!(all[0].id, created.id);
 
-    mock.advance(30.0);
+    mock.advance_clock(30.0);
 
     assert_eq!(
         mock.balance(user.user_id),

@@ -103,7 +103,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         .create(GenerationRequest::new("flux-schnell", "a fox"))
         .await
         .unwrap();
-    mock.advance(30.0);
+    mock.advance_clock(30.0);
     mock.deliveries_settled().await;
     let image = client.generations().get(completed.id).await.unwrap();
     assert_eq!(
@@ -123,7 +123,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         .redeliver(&endpoint.id, attempts.items[0].message_id)
         .await
         .unwrap();
-    mock.advance(1.0);
+    mock.advance_clock(1.0);
     mock.deliveries_settled().await;
     let failed = client
         .generations()
@@ -133,7 +133,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         ))
         .await
         .unwrap();
-    mock.advance(30.0);
+    mock.advance_clock(30.0);
     mock.deliveries_settled().await;
     assert_eq!(
         receiver.next_line().await.unwrap(),
@@ -182,7 +182,7 @@ async fn rate_limit_poller_follows_each_active_generation_spending_half_the_quot
 
     let mut poller = Running::spawn(program("rate_limit_poller", &mock, &user.api_key));
     let mut lines = poller.lines_until(|line| line.ends_with(" PENDING")).await;
-    mock.advance(30.0);
+    mock.advance_clock(30.0);
     lines.extend(poller.finish().await);
 
     for id in &ids {

@@ -34,14 +34,14 @@ def test_a_fault_is_listed_used_up_removed_and_refused_when_impossible() -> None
         )
         assert (fault["status"], fault["remaining"]) == (502, 2)
         assert call(mock, "GET", "/v1/billing/balance")[0] == 502
-        assert [f["remaining"] for f in mock.faults()] == [1]
+        assert [f["remaining"] for f in mock.list_faults()] == [1]
         mock.remove_fault(fault["id"])
         with pytest.raises(MockError) as gone:
             mock.remove_fault(fault["id"])
         assert call(mock, "GET", "/v1/billing/balance")[0] == 200
         mock.inject_fault("drop", path="/health")
         mock.clear_faults()
-        assert mock.faults() == []
+        assert mock.list_faults() == []
         with pytest.raises(MockError) as refused:
             mock.inject_fault("delay")
     assert (gone.value.status, gone.value.code) == (404, "NOT_FOUND")
@@ -55,10 +55,10 @@ def test_minimal_answers_carry_only_what_the_document_guarantees() -> None:
         )
         assert status == 202
         assert sorted(created) == ["costRub", "id", "status"]
-        mock.set_responses("extra")
+        mock.update_settings(responses="extra")
         status, read = call(mock, "GET", f"/v1/generations/{created['id']}")
         assert "mockExtra" in read
-        assert mock.settings()["responses"] == "extra"
+        assert mock.get_settings()["responses"] == "extra"
 
 
 def test_a_topup_waits_for_its_payment() -> None:

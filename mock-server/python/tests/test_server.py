@@ -48,7 +48,7 @@ def test_extra_args_replace_the_flags_the_class_would_pass() -> None:
     assert "--clock=manual" not in command
     assert command[-3:] == ["--clock=real", "--time-scale", "10"]
     with MockServer(clock="real", time_scale=10) as mock:
-        clock = mock.clock()
+        clock = mock.get_clock()
     assert (clock["mode"], clock["timeScale"]) == ("real", 10)
 
 
@@ -60,8 +60,8 @@ def test_users_balances_keys_and_the_manual_clock() -> None:
         assert mock.balance(user.user_id) == 12.5
         key = mock.create_key(user.user_id, scope="read_only")
         assert (key.scope, key.api_key.split("_")[2]) == ("read_only", key.public_part)
-        before = mock.clock()["now"]
-        assert mock.advance(60)["now"] > before
+        before = mock.get_clock()["now"]
+        assert mock.advance_clock(60)["now"] > before
         mock.reset()
         with pytest.raises(MockError) as raised:
             mock.balance(user.user_id)
@@ -90,23 +90,82 @@ def test_the_admin_token_is_sent_on_control_calls() -> None:
     assert raised.value.code == 401
 
 
-def test_the_fixture_resets_the_mock_between_tests_and_passes_flags(
+def test_each_test_gets_a_fresh_world_on_one_server_with_the_flags_given(
     pytester: pytest.Pytester,
 ) -> None:
-    key = f"mg_live_fixture_{uuid.uuid4().hex}"
     pytester.makepyfile(
-        f"""
-        users = []
+        """
+        seen = {}
 
-        def test_one(mediagen_mock):
-            assert mediagen_mock.api_key == "{key}"
-            users.append(mediagen_mock.create_user(balance_rub=5).user_id)
+        def test_one(mediagen_mock, mediagen_mock_server):
+            seen["server"] = mediagen_mock_server.base_url
+            seen["world"] = mediagen_mock.base_url
+            seen["user"] = mediagen_mock.create_user(balance_rub=5).user_id
+            mediagen_mock.advance_clock(3600)
+            assert mediagen_mock.get_settings()["responses"] == "minimal"
 
         def test_two(mediagen_mock, mediagen_mock_server):
-            assert mediagen_mock is mediagen_mock_server
-            assert mediagen_mock.get_user(users[0])  # raises: reset removed the user
+            assert mediagen_mock_server.base_url == seen["server"]
+            assert mediagen_mock.base_url != seen["world"]
+            assert [w["baseUrl"] for w in mediagen_mock_server.list_worlds()] == [
+                mediagen_mock.base_url
+            ]
+            assert mediagen_mock.get_user(seen["user"])  # raises: it lived in the first world
         """
     )
-    result = pytester.runpytest_subprocess(f"--mediagen-mock-arg=--demo-api-key={key}")
+    result = pytester.runpytest_subprocess("--mediagen-mock-arg=--responses=minimal")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*404 NOT_FOUND*"])
+    result.stdout.fnmatch_lines(["*404 NOT_FOUND*", "*mediagen-mock log*"])
+
+
+def test_xdist_workers_share_one_server(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        **{
+            f"test_worker_{n}": f"""
+            import os
+
+            def test_{n}(mediagen_mock, mediagen_mock_server):
+                with open(os.path.join({str(pytester.path)!r}, "servers.txt"), "a") as seen:
+                    seen.write(mediagen_mock_server.base_url + "\\n")
+                mediagen_mock.advance_clock(60)
+            """
+            for n in range(4)
+        }
+    )
+    result = pytester.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(passed=4)
+    servers = (pytester.path / "servers.txt").read_text().split()
+    assert len(servers) == 4 and len(set(servers)) == 1
+
+
+def test_the_fixture_connects_to_a_running_mock_named_in_the_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MockServer() as running:
+        monkeypatch.setenv("MEDIAGEN_MOCK_URL", running.base_url)
+        pytester.makepyfile(
+            f"""
+            def test_it(mediagen_mock, mediagen_mock_server):
+                assert mediagen_mock_server.base_url == {running.base_url!r}
+                assert mediagen_mock.base_url.startswith({running.base_url!r} + "/worlds/")
+            """
+        )
+        result = pytester.runpytest_subprocess()
+        result.assert_outcomes(passed=1)
+        assert running.list_worlds() == [], "the test's world was deleted"
+
+
+def test_a_snapshot_moves_an_account_into_a_new_world() -> None:
+    with MockServer() as mock:
+        user = mock.create_user(balance_rub=42)
+        snapshot = mock.get_snapshot()
+        world = mock.create_world()
+        world.put_snapshot(snapshot)
+        assert world.balance(user.user_id) == 42
+        broken = dict(snapshot, version=2)
+        with pytest.raises(MockError) as raised:
+            world.put_snapshot(broken)
+        assert raised.value.status == 400 and "version 2" in raised.value.message
+        assert world.balance(user.user_id) == 42
+        world.delete()
+        assert mock.list_worlds() == []

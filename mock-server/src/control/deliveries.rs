@@ -1,6 +1,6 @@
 //! What the mock sent: every webhook message with its attempts, the same
 //! records through `GET /_mock/deliveries` and through
-//! [`World::deliveries`](crate::World::deliveries).
+//! [`World::list_deliveries`](crate::World::list_deliveries).
 
 use axum::Json;
 use axum::extract::State;

@@ -37,6 +37,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(users::router())
         .merge(faults::router())
         .merge(billing::router())
+        .merge(crate::snapshot::router())
         .route("/_mock/clock", get(get_clock))
         .route("/_mock/clock/advance", post(advance_clock))
         .route("/_mock/models/{slug}/state", post(set_model_state))

@@ -100,7 +100,7 @@ impl Deliverer {
     }
 
     /// Waits until no attempt is running. Attempts due on the clock start
-    /// before `advance` returns, so this settles everything an advance caused.
+    /// before `advance_clock` returns, so this settles everything an advance caused.
     pub async fn settled(&self) {
         loop {
             let idle = self.idle.notified();

@@ -104,6 +104,7 @@ pub struct StoredFile {
     pub created_at: DateTime<Utc>,
     pub uploaded_at: Option<DateTime<Utc>>,
     pub upload_expires_at: DateTime<Utc>,
+    #[serde(with = "super::persist::base64_bytes")]
     pub bytes: Vec<u8>,
 }
 

@@ -13,6 +13,7 @@ pub mod ledger;
 pub mod moderation;
 pub mod money;
 pub mod outcome;
+pub mod persist;
 pub mod rate_limit;
 pub mod refusal;
 pub mod requisites;

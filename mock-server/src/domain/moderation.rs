@@ -23,6 +23,7 @@ struct Streak {
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Moderation {
+    #[serde(with = "super::persist::pairs")]
     streaks: HashMap<(UserId, String), Streak>,
 }
 

@@ -288,6 +288,7 @@ pub struct Message {
     pub event_type: std::borrow::Cow<'static, str>,
     pub endpoint_id: String,
     pub user_id: UserId,
+    #[serde(with = "super::persist::text_bytes")]
     pub payload: Bytes,
     pub created_at: DateTime<Utc>,
     pub state: MessageState,

@@ -379,9 +379,32 @@ impl Store {
         &self.outbox
     }
 
-    /// The ledger's invariants, and the active-task counts against the tasks themselves.
+    /// The ledger's invariants, and the active-task counts against the tasks
+    /// themselves. Every key, task and endpoint belongs to a user that exists, which a
+    /// snapshot written by hand may break.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.ledger.check()?;
+        let owners = self
+            .keys
+            .iter()
+            .map(|(public, k)| (format!("key {public}"), k.user_id))
+            .chain(
+                self.generations
+                    .values()
+                    .map(|g| (format!("generation {}", g.id), g.user_id)),
+            )
+            .chain(
+                self.endpoints
+                    .values()
+                    .map(|e| (format!("endpoint {}", e.id), e.user_id)),
+            );
+        for (what, user_id) in owners {
+            if !self.users.contains_key(&user_id) {
+                return Err(format!(
+                    "{what} belongs to user {user_id}, who does not exist"
+                ));
+            }
+        }
         for user in self.users.values() {
             let scanned = user
                 .generations

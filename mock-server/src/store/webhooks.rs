@@ -29,7 +29,7 @@ pub struct EndpointChange {
 
 /// What one delivery attempt needs, copied out so that no lock is held while it
 /// is sent.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Outgoing {
     /// The endpoint's address.
     pub url: String,
@@ -44,7 +44,7 @@ pub struct Outgoing {
 }
 
 /// How an attempt went, as the deliverer saw it.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct AttemptReport {
     /// The receiver's status, if it answered.
     pub status: Option<u16>,

@@ -44,7 +44,7 @@ async fn history_shows_a_refunded_charge_as_refunded_never_as_a_refund_entry() {
     let app = App::start().await;
     app.create(image_request("kept")).await;
     app.create(image_request("mock:fail=content_policy")).await;
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     let reply = app.get("/v1/billing/history").await;
     assert_conforms("BillingOperationList", &reply.body);
     let rows = reply.body["data"].as_array().expect("rows");
@@ -260,7 +260,7 @@ async fn with_auto_pay_a_topup_pays_itself_on_the_mocks_clock() {
         .post("/v1/billing/topup", json!({"amountRub": 500}))
         .await;
     assert_eq!(reply.body["status"], "PENDING");
-    app.mock.advance(5.0);
+    app.mock.advance_clock(5.0);
     assert_eq!(app.balance().0, 1500.0);
 }
 
@@ -304,7 +304,7 @@ async fn topup_is_limited_to_five_per_ten_minutes_per_user() {
         )
         .await;
     assert_eq!(theirs.status, 201, "per user, not per address");
-    app.mock.advance(600.0);
+    app.mock.advance_clock(600.0);
     assert_eq!(
         app.post("/v1/billing/topup", json!({"amountRub": 100}))
             .await

@@ -118,12 +118,12 @@ async fn ledger_invariant_holds_after_random_parallel_sequences() {
             )
             .await;
         }
-        app.mock.advance(rng.random_range(0.0..40.0));
+        app.mock.advance_clock(rng.random_range(0.0..40.0));
         app.mock
             .check_ledger()
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
     }
-    app.mock.advance(3600.0);
+    app.mock.advance_clock(3600.0);
     app.mock.check_ledger().expect("ledger holds at the end");
     for user in &users {
         let (_, reserved) = app.mock.balance(user.user_id).expect("user");

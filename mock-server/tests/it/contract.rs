@@ -459,10 +459,12 @@ fn every_extra_answer_still_conforms_to_the_contract() {
 
 fn answers_conform(mode: Responses, cases: u32) {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    // `advance` starts the deliveries it makes due on this runtime.
+    // `advance_clock` starts the deliveries it makes due on this runtime.
     let _entered = runtime.enter();
     let seeded = runtime.block_on(Seeded::start());
-    seeded.app.mock.set_responses(mode);
+    let mut settings = seeded.app.mock.get_settings();
+    settings.responses = mode;
+    seeded.app.mock.update_settings(settings);
     let read_only = seeded
         .app
         .mock
@@ -495,7 +497,7 @@ fn answers_conform(mode: Responses, cases: u32) {
             .ok_or_else(|| TestCaseError::fail(format!("{}: no answer", built.described)))?;
         pool.lock().expect("pool").learn(op, &reply);
         // Tasks finish and free the concurrency limit as time passes.
-        seeded.app.mock.advance(20.0);
+        seeded.app.mock.advance_clock(20.0);
         conforms(op, &built.described, &reply)
     });
     if let Err(failure) = outcome {

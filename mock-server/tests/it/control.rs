@@ -126,7 +126,7 @@ async fn reset_through_the_rust_face_forgets_users_and_keeps_the_demo_key() {
     app.send(Method::GET, "/v1/generations", Some(&user.api_key), None)
         .await
         .assert_error(401, "AUTHENTICATION_ERROR");
-    assert_eq!(app.mock.user(user.user_id), None);
+    assert_eq!(app.mock.get_user(user.user_id), None);
     let demo = app.mock.demo_api_key().to_owned();
     let listed = app
         .send(Method::GET, "/v1/generations", Some(&demo), None)
@@ -137,7 +137,7 @@ async fn reset_through_the_rust_face_forgets_users_and_keeps_the_demo_key() {
 #[tokio::test]
 async fn the_rust_face_reads_the_outbox_the_control_api_reads() {
     let app = App::start().await;
-    let email = app.mock.user(app.user_id).expect("the user").email;
+    let email = app.mock.get_user(app.user_id).expect("the user").email;
     app.send(
         Method::POST,
         "/v1/auth/magic-link/request",
@@ -146,7 +146,7 @@ async fn the_rust_face_reads_the_outbox_the_control_api_reads() {
     )
     .await;
 
-    let outbox = app.mock.outbox();
+    let outbox = app.mock.list_outbox();
     let reply = app.send(Method::GET, "/_mock/outbox", None, None).await;
     assert_eq!(
         serde_json::to_value(&outbox).expect("messages"),
@@ -178,9 +178,9 @@ async fn clearing_faults_through_the_rust_face_removes_every_rule() {
     let app = App::start().await;
     let faults = [
         app.mock
-            .inject(Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/account")),
+            .inject_fault(Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/account")),
         app.mock
-            .inject(Fault::error(500, "INTERNAL_ERROR").times(3)),
+            .inject_fault(Fault::error(500, "INTERNAL_ERROR").times(3)),
     ];
 
     app.mock.clear_faults();
@@ -205,4 +205,73 @@ async fn admin_token_guards_the_control_api() {
         .send(Method::GET, "/_mock/clock", Some("s3cret"), None)
         .await;
     assert_eq!(allowed.status, 200);
+}
+
+/// The line before each `impl` block whose methods are the control contract's
+/// operations.
+const OPERATIONS_MARK: &str =
+    "// Operations of the control contract, one method each, named by operationId.";
+
+/// Every operation of the control contract has its method in the Rust face
+/// (`World`, and `MockServer` for the worlds), and no method there lacks its
+/// operation. Pages for people (`x-mediagen-face: page`) have none.
+#[test]
+fn the_rust_face_names_every_control_operation_once() {
+    let document = mediagen_openapi::mock_control_document().expect("the control contract");
+    let mut operations: Vec<String> = document["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|item| item.as_object().expect("a path item").values())
+        .filter(|op| {
+            op.get("x-mediagen-face")
+                .and_then(serde_json::Value::as_str)
+                != Some("page")
+        })
+        .filter_map(|op| op.get("operationId").and_then(serde_json::Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    operations.sort();
+
+    let mut methods = Vec::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders = vec![src];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a source folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                methods.extend(operation_methods(
+                    &std::fs::read_to_string(&path).expect("source"),
+                ));
+            }
+        }
+    }
+    methods.sort();
+    assert_eq!(methods, operations);
+}
+
+/// The public methods of the `impl` blocks after [`OPERATIONS_MARK`].
+fn operation_methods(source: &str) -> Vec<String> {
+    let mut methods = Vec::new();
+    let mut inside = false;
+    let mut marked = false;
+    for line in source.lines() {
+        if line == OPERATIONS_MARK {
+            marked = true;
+        } else if marked && line.starts_with("impl ") {
+            (inside, marked) = (true, false);
+        } else if inside && line == "}" {
+            inside = false;
+        } else if inside {
+            let name = line
+                .strip_prefix("    pub fn ")
+                .or_else(|| line.strip_prefix("    pub async fn "));
+            if let Some(name) = name.and_then(|rest| rest.split(['(', '<']).next()) {
+                methods.push(name.to_owned());
+            }
+        }
+    }
+    methods
 }

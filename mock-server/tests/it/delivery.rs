@@ -37,7 +37,7 @@ pub async fn register(app: &App, receiver: &Receiver, event_types: Value) -> Str
 
 /// Moves the clock and waits for the deliveries it caused.
 pub async fn advance(app: &App, seconds: f64) {
-    app.mock.advance(seconds);
+    app.mock.advance_clock(seconds);
     app.mock.deliveries_settled().await;
 }
 
@@ -309,7 +309,7 @@ async fn one_hanging_receiver_never_delays_another() {
     register(&app, &slow, json!([])).await;
     register(&app, &fast, json!([])).await;
     app.create(image_request("p")).await;
-    app.mock.advance(5.0);
+    app.mock.advance_clock(5.0);
     while fast.received().is_empty() {
         tokio::task::yield_now().await;
     }
@@ -429,7 +429,7 @@ async fn the_rust_face_lists_the_deliveries_the_control_api_lists() {
     app.create(image_request("p")).await;
     advance(&app, 60.0).await;
 
-    let deliveries = app.mock.deliveries();
+    let deliveries = app.mock.list_deliveries();
     let reply = app.send(Method::GET, "/_mock/deliveries", None, None).await;
     assert_eq!(
         serde_json::to_value(&deliveries).expect("records"),

@@ -60,7 +60,7 @@ async fn a_tampered_or_expired_upload_url_is_refused() {
         put(&app, &tampered, "image/png", b"1234".to_vec()).await,
         403
     );
-    app.mock.advance(16.0 * 60.0);
+    app.mock.advance_clock(16.0 * 60.0);
     assert_eq!(
         put(&app, &url, "image/png", b"1234".to_vec()).await,
         403,
@@ -151,7 +151,7 @@ async fn video_from(app: &App, params: Value) -> Value {
         .await
         .body["id"]
         .clone();
-    app.mock.advance(300.0);
+    app.mock.advance_clock(300.0);
     app.get(&format!("/v1/generations/{}", id.as_str().expect("id")))
         .await
         .body

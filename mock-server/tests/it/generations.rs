@@ -160,7 +160,7 @@ async fn idempotency_keys_are_per_user() {
 async fn replay_reports_the_current_status() {
     let app = App::start().await;
     let first = app.create_with_key(&app.key, "k", image_request("p")).await;
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     let again = app.create_with_key(&app.key, "k", image_request("p")).await;
     assert_eq!(again.body["id"], first.body["id"]);
     assert_eq!(again.body["status"], "SUCCEEDED");
@@ -212,7 +212,7 @@ async fn key_still_executing_is_409_conflict() {
     while !a.is_finished() && !b.is_finished() {
         tokio::task::yield_now().await;
     }
-    app.mock.advance(5.0);
+    app.mock.advance_clock(5.0);
     let mut statuses = [
         a.await.expect("joined").expect("sent"),
         b.await.expect("joined").expect("sent"),
@@ -289,7 +289,7 @@ async fn consecutive_moderation_rejections_block_the_model_with_409() {
                 .status,
             202
         );
-        app.mock.advance(60.0);
+        app.mock.advance_clock(60.0);
     }
     let reply = app.create(image_request("a calm sea")).await;
     reply.assert_error(409, "MODERATION_REPEAT_BLOCKED");
@@ -364,7 +364,7 @@ async fn cancel_of_a_pending_task_returns_the_reserve_and_later_cancel_is_409() 
     assert_eq!(reply.body["status"], "CANCELLED");
     assert_conforms("Generation", &reply.body);
     assert_eq!(app.balance(), (1000.0, 0.0));
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     assert_eq!(
         app.get(&format!("/v1/generations/{id}")).await.body["status"],
         "CANCELLED",

@@ -304,7 +304,7 @@ async fn rules_are_listed_removed_one_by_one_or_all_and_bad_ones_refused() {
 #[tokio::test]
 async fn the_library_handle_counts_down_and_removes() {
     let app = App::start().await;
-    let fault = app.mock.inject(
+    let fault = app.mock.inject_fault(
         Fault::error(502, "BILLING_TIMEOUT")
             .on("GET", "/v1/billing/balance")
             .times(3),
@@ -323,14 +323,14 @@ async fn result_files_and_uploads_can_fail_too() {
     let app = App::start().await;
     let created = app.create(image_request("p")).await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    app.mock.advance(30.0);
+    app.mock.advance_clock(30.0);
     let done = app.get(&format!("/v1/generations/{id}")).await;
     let url = done.body["outputUrls"][0]
         .as_str()
         .expect("a result")
         .to_owned();
     app.mock
-        .inject(Fault::error(502, "OUTPUT_FETCH_FAILED").on("GET", "/outputs/*/*"));
+        .inject_fault(Fault::error(502, "OUTPUT_FETCH_FAILED").on("GET", "/outputs/*/*"));
     let failed = app.http.get(&url).send().await.expect("an answer");
     assert_eq!(failed.status(), 502);
     let body: Value = failed.json().await.expect("the envelope");

@@ -21,12 +21,12 @@ async fn task_goes_pending_processing_succeeded_as_the_clock_moves() {
         .expect("id")
         .to_owned();
     assert_eq!(status(&app, &id).await["status"], "PENDING");
-    app.mock.advance(1.0);
+    app.mock.advance_clock(1.0);
     let processing = status(&app, &id).await;
     assert_eq!(processing["status"], "PROCESSING");
     assert!(processing["startedAt"].is_string());
     assert_eq!(processing["outputUrls"], json!([]));
-    app.mock.advance(4.0);
+    app.mock.advance_clock(4.0);
     let done = status(&app, &id).await;
     assert_eq!(done["status"], "SUCCEEDED");
     assert!(done["errorCode"].is_null());
@@ -48,7 +48,7 @@ async fn output_urls_serve_real_files_of_the_media_type() {
         .await
         .body["id"]
         .clone();
-    app.mock.advance(300.0);
+    app.mock.advance_clock(300.0);
     for (id, content_type, magic) in [
         (image, "image/png", &b"\x89PNG"[..]),
         (voice, "audio/wav", &b"RIFF"[..]),
@@ -83,14 +83,14 @@ async fn provider_failure_uses_three_attempts_then_fails_and_refunds() {
         .expect("id")
         .to_owned();
     // flux-schnell attempts take 4 s: start at 1 s, attempts end at 5, 9 and 13 s.
-    app.mock.advance(12.0);
+    app.mock.advance_clock(12.0);
     assert_eq!(
         status(&app, &id).await["status"],
         "PROCESSING",
         "third attempt still running"
     );
     assert_eq!(app.balance(), (997.5, 2.5));
-    app.mock.advance(1.0);
+    app.mock.advance_clock(1.0);
     let failed = status(&app, &id).await;
     assert_eq!(failed["status"], "FAILED");
     assert_eq!(failed["errorCode"], "provider_unavailable");
@@ -121,7 +121,7 @@ async fn forced_outcome_through_the_control_api_applies_to_matching_tasks_only()
         .as_str()
         .expect("id")
         .to_owned();
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     assert_eq!(status(&app, &other).await["status"], "SUCCEEDED");
     let failed = status(&app, &target).await;
     assert_eq!(
@@ -143,7 +143,7 @@ async fn every_failure_code_can_be_typed_as_a_magic_prompt() {
             .as_str()
             .expect("id")
             .to_owned();
-        app.mock.advance(60.0);
+        app.mock.advance_clock(60.0);
         assert_eq!(status(&app, &id).await["errorCode"], code);
     }
     assert_eq!(app.balance(), (1000.0, 0.0), "every failure refunded");
@@ -160,7 +160,7 @@ async fn prompt_longer_than_the_model_accepts_fails_with_prompt_too_long() {
         .as_str()
         .expect("id")
         .to_owned();
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     assert_eq!(status(&app, &id).await["errorCode"], "prompt_too_long");
 }
 
@@ -171,6 +171,6 @@ async fn finished_task_frees_a_slot_under_the_concurrency_limit() {
         app.create(image_request(&format!("p{i}"))).await;
     }
     assert_eq!(app.create(image_request("sixth")).await.status, 429);
-    app.mock.advance(5.0);
+    app.mock.advance_clock(5.0);
     assert_eq!(app.create(image_request("sixth")).await.status, 202);
 }

@@ -26,7 +26,9 @@ mod rate_limits;
 mod receiver;
 mod security;
 mod shutdown;
+mod snapshots;
 mod webhooks;
+mod worlds;
 
 use mediagen_mock_server::MockServer;
 use mediagen_mock_server::contract::ContractSchemas;

@@ -165,7 +165,7 @@ async fn creates_cancels_top_ups_and_the_clock_in_flight_together_keep_the_ledge
             );
         }
     }
-    app.mock.advance(3600.0);
+    app.mock.advance_clock(3600.0);
     app.mock
         .check_ledger()
         .expect("the ledger holds at the end");

@@ -18,7 +18,7 @@ fn fox() -> GenerationRequest {
 fn ledger(app: &App) -> (usize, (f64, f64)) {
     let generations = app
         .mock
-        .user(app.user.user_id)
+        .get_user(app.user.user_id)
         .map_or(0, |u| u.generations.len());
     let balance = app.mock.balance(app.user.user_id).expect("the user");
     (generations, balance)
@@ -29,7 +29,7 @@ async fn a_create_whose_answer_is_lost_after_it_acted_is_repeated_with_its_key_o
     let app = App::start().await;
     let fault = app
         .mock
-        .inject(Fault::drop_after().on("POST", "/v1/generations"));
+        .inject_fault(Fault::drop_after().on("POST", "/v1/generations"));
 
     let created = within_deadline(app.clock.run(app.client.generations().create(fox())))
         .await
@@ -58,7 +58,7 @@ async fn a_create_whose_answer_is_lost_after_it_acted_is_repeated_with_its_key_o
 #[tokio::test]
 async fn a_create_refused_with_503_is_retried_and_made_once() {
     let app = App::start().await;
-    app.mock.inject(
+    app.mock.inject_fault(
         Fault::error(503, "SERVICE_UNAVAILABLE")
             .on("POST", "/v1/generations")
             .times(2),
@@ -82,8 +82,8 @@ async fn a_wait_goes_on_through_dropped_and_failed_polls() {
     let app = App::start().await;
     let created = app.client.generations().create(fox()).await.unwrap();
     app.mock
-        .inject(Fault::drop_connection().on("GET", "/v1/generations/*"));
-    app.mock.inject(
+        .inject_fault(Fault::drop_connection().on("GET", "/v1/generations/*"));
+    app.mock.inject_fault(
         Fault::error(502, "GATEWAY_TIMEOUT")
             .on("GET", "/v1/generations/*")
             .times(2),
@@ -99,7 +99,7 @@ async fn a_wait_goes_on_through_dropped_and_failed_polls() {
 #[tokio::test]
 async fn a_top_up_answered_500_is_sent_once_and_said_to_be_unknown() {
     let app = App::start().await;
-    app.mock.inject(
+    app.mock.inject_fault(
         Fault::error(500, "INTERNAL_ERROR")
             .on("POST", "/v1/billing/topup")
             .times(5),

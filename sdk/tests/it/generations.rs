@@ -117,7 +117,7 @@ async fn list_streams_every_page_newest_first() {
             );
         }
         // Let this round finish, so the next stays under the 5 active tasks.
-        app.mock.advance(60.0);
+        app.mock.advance_clock(60.0);
     }
 
     let listed: Vec<Uuid> = app
@@ -143,7 +143,7 @@ async fn list_streams_every_page_newest_first() {
 async fn list_filters_by_status_and_model() {
     let app = App::start().await;
     let done = app.client.generations().create(fox(1)).await.unwrap();
-    app.mock.advance(60.0);
+    app.mock.advance_clock(60.0);
     let pending = app.client.generations().create(fox(2)).await.unwrap();
 
     let succeeded: Vec<_> = app
@@ -180,7 +180,7 @@ async fn cancel_returns_the_reserve_and_a_running_task_cannot_be_cancelled() {
     assert_eq!(app.mock.balance(app.user.user_id), Some((1000.0, 0.0)));
 
     let running = app.client.generations().create(fox(2)).await.unwrap();
-    app.mock.advance(2.0);
+    app.mock.advance_clock(2.0);
     let err = app
         .client
         .generations()

@@ -170,7 +170,7 @@ async fn a_create_written_down_but_unanswered_is_sent_again_with_its_key_and_cha
         lost.id,
         "the first one, not a new one"
     );
-    let user = app.mock.user(app.user.user_id).unwrap();
+    let user = app.mock.get_user(app.user.user_id).unwrap();
     assert_eq!(user.generations.len(), 3, "one generation per item");
     app.mock.check_ledger().unwrap();
     assert_eq!(journal.entry(&names[0]).unwrap().id, Some(lost.id));

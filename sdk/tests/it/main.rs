@@ -82,7 +82,7 @@ impl App {
 
     /// The mock's request log, oldest first.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        self.mock.requests()
+        self.mock.list_requests()
     }
 
     /// Requests the mock answered with 429.
@@ -205,7 +205,7 @@ impl MockClock {
             };
             let now = self.elapsed();
             if wake > now {
-                self.inner.mock.advance((wake - now).as_secs_f64());
+                self.inner.mock.advance_clock((wake - now).as_secs_f64());
             }
             let now = self.elapsed().max(wake);
             let keys: Vec<_> = state

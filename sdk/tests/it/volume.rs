@@ -143,7 +143,7 @@ async fn a_batch_with_a_webhook_receiver_ends_on_the_events_without_reading() {
         for _ in 0..3 {
             creates.recv().await.unwrap();
         }
-        mock.advance(6.0);
+        mock.advance_clock(6.0);
         mock.deliveries_settled().await;
     };
     let (outcomes, ()) = within_deadline(async { tokio::join!(batch, drive) }).await;
@@ -155,7 +155,7 @@ async fn a_batch_with_a_webhook_receiver_ends_on_the_events_without_reading() {
         assert_eq!(generation.output_urls.len(), 1);
     }
     let reads = mock
-        .requests()
+        .list_requests()
         .iter()
         .filter(|r| r.method == "GET" && r.path.starts_with("/v1/generations/"))
         .count();

@@ -14,7 +14,7 @@ through the `mediagen_mock` fixture::
 from importlib.metadata import PackageNotFoundError, version
 
 from .errors import MockError, MockStartError
-from .server import ApiKey, MockServer, User, find_binary
+from .server import ApiKey, ControlApi, MockServer, User, World, find_binary
 
 try:
     __version__ = version("mediagen-mock")
@@ -23,10 +23,12 @@ except PackageNotFoundError:  # imported from a source tree
 
 __all__ = [
     "ApiKey",
+    "ControlApi",
     "MockError",
     "MockServer",
     "MockStartError",
     "User",
+    "World",
     "__version__",
     "find_binary",
 ]

@@ -2,29 +2,47 @@
 
 Fixtures:
 
-- `mediagen_mock_server` (session): one `MockServer` for the whole run.
-- `mediagen_mock` (function): the same server, reset before the test, so each
-  test starts with an empty mock and the demo user (`api_key`).
-- `mediagen_mock_options` (session): keyword arguments of `MockServer`; a
-  `conftest.py` overrides it to change them, for example
-  `return {"allow_private_webhooks": True}`.
+- `mediagen_mock_server` (session): one `MockServer` for the whole run. Under
+  pytest-xdist (`pytest -n 4`) the controlling process starts it once and every
+  worker shares it. With `MEDIAGEN_MOCK_URL` set, nothing is started: the
+  fixture connects to that mock (a CI service), with `MEDIAGEN_MOCK_ADMIN_TOKEN`
+  when its control API needs one.
+- `mediagen_mock` (function): a fresh world on that server, deleted after the
+  test: its own users, demo key (`api_key`), clock, faults, settings, request
+  log and deliveries. Tests running side by side cannot disturb each other.
+- `mediagen_mock_world` (function): keyword arguments of
+  `MockServer.create_world` for that world; a `conftest.py` or a module
+  overrides it, for example `return {"responses": "minimal"}`.
+- `mediagen_mock_options` (session): keyword arguments of `MockServer` when
+  this process starts it (not under xdist, nor with `MEDIAGEN_MOCK_URL`).
 
-Option: `--mediagen-mock-arg=FLAG` (repeatable) passes a flag to the binary,
-e.g. `--mediagen-mock-arg=--rate-limits=off`.
+Options: `--mediagen-mock-arg=FLAG` (repeatable) and the ini setting
+`mediagen_mock_args` (one flag a line) pass flags to the binary, e.g.
+`--allow-private-webhooks=true`; they apply however the server is started.
 
 This module imports pytest, so the package itself does not depend on it.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .server import MockServer
+from .server import MockServer, World
 
-__all__ = ["mediagen_mock", "mediagen_mock_options", "mediagen_mock_server"]
+__all__ = [
+    "mediagen_mock",
+    "mediagen_mock_options",
+    "mediagen_mock_server",
+    "mediagen_mock_world",
+]
+
+URL_ENV = "MEDIAGEN_MOCK_URL"
+TOKEN_ENV = "MEDIAGEN_MOCK_ADMIN_TOKEN"
+_SHARED = pytest.StashKey[MockServer]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,6 +56,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a flag for the mediagen-mock binary (repeatable); "
         "write it with '=', e.g. --mediagen-mock-arg=--rate-limits=off",
     )
+    parser.addini(
+        "mediagen_mock_args",
+        "flags for the mediagen-mock binary, one a line",
+        type="linelist",
+        default=[],
+    )
+
+
+def _flags(config: pytest.Config) -> list[str]:
+    return [*config.getini("mediagen_mock_args"), *(config.getoption("mediagen_mock_args") or [])]
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    workers = getattr(config.option, "numprocesses", None)
+    return bool(workers) and not hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # Workers inherit the environment of the process that starts them, so the
+    # server this process starts is the one they connect to.
+    if _is_xdist_controller(config) and not os.environ.get(URL_ENV):
+        server = MockServer(extra_args=_flags(config)).start()
+        config.stash[_SHARED] = server
+        os.environ[URL_ENV] = server.base_url
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    server = config.stash.get(_SHARED, None)
+    if server is not None:
+        server.stop()
+        os.environ.pop(URL_ENV, None)
 
 
 @pytest.fixture(scope="session")
@@ -50,17 +100,42 @@ def mediagen_mock_options() -> dict[str, Any]:
 def mediagen_mock_server(
     request: pytest.FixtureRequest, mediagen_mock_options: dict[str, Any]
 ) -> Iterator[MockServer]:
-    """One mock server for the session, stopped at its end."""
+    """One mock server for the run: started here, or the one `MEDIAGEN_MOCK_URL` names."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        yield MockServer.connect(url, admin_token=os.environ.get(TOKEN_ENV))
+        return
     options = dict(mediagen_mock_options)
-    flags = request.config.getoption("mediagen_mock_args") or []
-    options["extra_args"] = (*options.get("extra_args", ()), *flags)
+    options["extra_args"] = (*options.get("extra_args", ()), *_flags(request.config))
     with MockServer(**options) as server:
         yield server
 
 
 @pytest.fixture
-def mediagen_mock(mediagen_mock_server: MockServer) -> MockServer:
-    """The session's mock server, reset: no users but the demo user, no tasks,
-    no endpoints, no forced outcomes, the clock where reset leaves it."""
-    mediagen_mock_server.reset()
-    return mediagen_mock_server
+def mediagen_mock_world() -> dict[str, Any]:
+    """Keyword arguments of `MockServer.create_world` for each test's world."""
+    return {}
+
+
+@pytest.fixture
+def mediagen_mock(
+    mediagen_mock_server: MockServer, mediagen_mock_world: dict[str, Any]
+) -> Iterator[World]:
+    """A fresh world on the run's mock server, deleted after the test."""
+    world = mediagen_mock_server.create_world(**mediagen_mock_world)
+    try:
+        yield world
+    finally:
+        world.delete()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test that used the mock gets the end of the mock's log."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    server = getattr(item, "funcargs", {}).get("mediagen_mock_server")
+    if report.failed and isinstance(server, MockServer):
+        log = server.stderr().splitlines()[-50:]
+        if log:
+            report.sections.append(("mediagen-mock log (last 50 lines)", "\n".join(log)))

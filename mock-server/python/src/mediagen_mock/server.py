@@ -24,7 +24,7 @@ from typing import IO, Any, Literal
 
 from .errors import MockError, MockStartError
 
-__all__ = ["ApiKey", "MockServer", "User", "find_binary"]
+__all__ = ["ApiKey", "ControlApi", "MockServer", "User", "World", "find_binary"]
 
 Clock = Literal["real", "manual"]
 Responses = Literal["full", "minimal", "extra"]
@@ -105,7 +105,282 @@ def _flag_names(args: Iterable[str]) -> set[str]:
     return {arg.split("=", 1)[0] for arg in args if arg.startswith("--")}
 
 
-class MockServer:
+_UNSET: Any = object()
+
+
+class ControlApi:
+    """The control API of one world of the mock (`{base_url}/_mock/...`).
+
+    Its methods are the operations of the control contract
+    (`openapi/mock-control.json`), one each, named by operationId, as the Rust
+    and Node faces name them; `url`, `control` and `balance` are helpers.
+    """
+
+    admin_token: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The world's base URL (no slash at the end)."""
+        raise NotImplementedError
+
+    def url(self, path: str) -> str:
+        """`base_url` joined with a path that starts with `/`."""
+        return self.base_url + path
+
+    def control(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """Sends one control call and returns its JSON answer (None when empty).
+
+        Raises `MockError` for an answer of 400 or above.
+        """
+        return _call(self.url(path), method, path, body, self.admin_token)
+
+    def balance(self, user_id: str) -> float:
+        """A user's available balance in roubles (reservations not counted)."""
+        return float(self.get_user(user_id)["balanceRub"])
+
+    # -- operations of the control contract ---------------------------------
+
+    def get_clock(self) -> dict[str, Any]:
+        """The clock: `now`, `mode` and `timeScale` (`GET /_mock/clock`)."""
+        answer: dict[str, Any] = self.control("GET", "/_mock/clock")
+        return answer
+
+    def advance_clock(self, seconds: float) -> dict[str, Any]:
+        """Moves the manual clock; what became due (task steps, deliveries) is
+        applied before this returns (`POST /_mock/clock/advance`)."""
+        answer: dict[str, Any] = self.control("POST", "/_mock/clock/advance", {"seconds": seconds})
+        return answer
+
+    def set_model_state(self, slug: str, state: ModelState) -> None:
+        """Sets a model's state (`POST /_mock/models/{slug}/state`): `disabled`
+        answers 403, `withdrawn` 410, `circuit_open` and `margin_guard` 503,
+        `pricing_missing` 400 on create."""
+        self.control("POST", f"/_mock/models/{_segment(slug)}/state", {"state": state})
+
+    def force_outcome(
+        self,
+        user_id: str | None = None,
+        model_slug: str | None = None,
+        outcome: Outcome = "succeed",
+        error_code: str | None = None,
+        count: int = 1,
+    ) -> None:
+        """Makes the next `count` matching tasks end this way (`POST /_mock/outcomes`).
+
+        `error_code` is a failure code of the service document, such as
+        `content_policy` (final at once) or `timeout` (a provider error: three
+        worker attempts, then `FAILED`). Absent filters match any user or model.
+        """
+        body: dict[str, Any] = {"outcome": outcome, "count": count}
+        if user_id is not None:
+            body["userId"] = user_id
+        if model_slug is not None:
+            body["modelSlug"] = model_slug
+        if error_code is not None:
+            body["errorCode"] = error_code
+        self.control("POST", "/_mock/outcomes", body)
+
+    def get_settings(self) -> dict[str, Any]:
+        """`createLatencySeconds`, `autoPaySeconds` and `responses` (`GET /_mock/settings`)."""
+        answer: dict[str, Any] = self.control("GET", "/_mock/settings")
+        return answer
+
+    def update_settings(
+        self,
+        *,
+        create_latency_seconds: float | None = None,
+        auto_pay_seconds: float | None = _UNSET,
+        responses: Responses | None = None,
+    ) -> dict[str, Any]:
+        """Changes the settings given, from the next request on (`PUT /_mock/settings`).
+
+        `create_latency_seconds`: how long a create with an `Idempotency-Key`
+        takes on the clock, so a second request with the key sees 409.
+        `auto_pay_seconds`: new top-ups pay themselves after that long; `None`
+        leaves them waiting for `pay_topup`. `responses`: `full`, `minimal`
+        (only what the service document guarantees) or `extra` (unknown
+        members and a header added). Returns the settings now.
+        """
+        body: dict[str, Any] = {}
+        if create_latency_seconds is not None:
+            body["createLatencySeconds"] = create_latency_seconds
+        if auto_pay_seconds is not _UNSET:
+            body["autoPaySeconds"] = auto_pay_seconds
+        if responses is not None:
+            body["responses"] = responses
+        answer: dict[str, Any] = self.control("PUT", "/_mock/settings", body)
+        return answer
+
+    def list_requests(self) -> list[dict[str, Any]]:
+        """The request log of the service's routes, newest 10,000 (`GET /_mock/requests`)."""
+        return _data(self.control("GET", "/_mock/requests"))
+
+    def list_deliveries(self) -> list[dict[str, Any]]:
+        """Every webhook message, oldest first, with its state, payload and
+        attempts (`GET /_mock/deliveries`)."""
+        return _data(self.control("GET", "/_mock/deliveries"))
+
+    def set_dns(self, host: str, addresses: Sequence[str]) -> None:
+        """Makes a host name resolve to these addresses for webhook URLs (`PUT /_mock/dns`)."""
+        self.control("PUT", "/_mock/dns", {"host": host, "addresses": list(addresses)})
+
+    def list_outbox(self) -> list[dict[str, Any]]:
+        """The magic-link e-mails the service would have sent (`GET /_mock/outbox`)."""
+        return _data(self.control("GET", "/_mock/outbox"))
+
+    def reset(self) -> None:
+        """Empties everything; the demo user comes back with the same key (`POST /_mock/reset`)."""
+        self.control("POST", "/_mock/reset")
+
+    def create_user(self, balance_rub: float = 1000.0, email: str | None = None) -> User:
+        """Creates a user with a balance (1000 RUB unless told, like the demo
+        user) and a full-scope key (`POST /_mock/users`)."""
+        body: dict[str, Any] = {"balanceRub": balance_rub}
+        if email is not None:
+            body["email"] = email
+        answer = self.control("POST", "/_mock/users", body)
+        return User(
+            user_id=answer["userId"],
+            api_key=answer["apiKey"],
+            email=answer.get("email"),
+            balance_rub=float(answer.get("balanceRub", balance_rub)),
+        )
+
+    def get_user(self, user_id: str) -> dict[str, Any]:
+        """A user's state: `balanceRub`, `reservedRub`, `activeGenerations`, `keys`, ...
+        (`GET /_mock/users/{id}`)."""
+        answer: dict[str, Any] = self.control("GET", f"/_mock/users/{_segment(user_id)}")
+        return answer
+
+    def create_key(self, user_id: str, scope: Scope = "full") -> ApiKey:
+        """Issues a further key to a user (`POST /_mock/users/{id}/keys`)."""
+        answer = self.control("POST", f"/_mock/users/{_segment(user_id)}/keys", {"scope": scope})
+        return ApiKey(
+            api_key=answer["apiKey"],
+            public_part=answer["publicPart"],
+            scope=answer.get("scope", scope),
+        )
+
+    def set_balance(self, user_id: str, rub: float) -> None:
+        """Sets a user's available balance (`PUT /_mock/users/{id}/balance`)."""
+        self.control("PUT", f"/_mock/users/{_segment(user_id)}/balance", {"balanceRub": rub})
+
+    def revoke_key(self, public_part: str) -> None:
+        """Revokes a key; it answers 401 afterwards (`DELETE /_mock/keys/{publicPart}`)."""
+        self.control("DELETE", f"/_mock/keys/{_segment(public_part)}")
+
+    def inject_fault(
+        self,
+        effect: FaultEffect,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        user_id: str | None = None,
+        count: int = 1,
+        status: int | None = None,
+        code: str | None = None,
+        message: str | None = None,
+        delay_seconds: float | None = None,
+    ) -> dict[str, Any]:
+        """Makes the next `count` matching requests fail (`POST /_mock/faults`).
+
+        `effect` is `error` (answer `status` with the envelope's `code` and
+        `message`), `delay` (answer after `delay_seconds`), `drop` (close the
+        connection before acting) or `drop_after` (act, then close the
+        connection). Absent `method`, `path` and `user_id` match any request.
+        Returns the fault with its `id` and `remaining` count.
+        """
+        body: dict[str, Any] = {"effect": effect, "count": count}
+        optional = {
+            "method": method,
+            "path": path,
+            "userId": user_id,
+            "status": status,
+            "code": code,
+            "message": message,
+            "delaySeconds": delay_seconds,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
+        answer: dict[str, Any] = self.control("POST", "/_mock/faults", body)
+        return answer
+
+    def list_faults(self) -> list[dict[str, Any]]:
+        """The faults still waiting (`GET /_mock/faults`)."""
+        return _data(self.control("GET", "/_mock/faults"))
+
+    def clear_faults(self) -> None:
+        """Removes every fault (`DELETE /_mock/faults`)."""
+        self.control("DELETE", "/_mock/faults")
+
+    def remove_fault(self, fault_id: str) -> None:
+        """Removes one fault (`DELETE /_mock/faults/{id}`)."""
+        self.control("DELETE", f"/_mock/faults/{_segment(str(fault_id))}")
+
+    def pay_invoice(self, invoice_id: str) -> dict[str, Any]:
+        """Marks an invoice paid, as the bank transfer would (`POST /_mock/invoices/{id}/pay`)."""
+        answer: dict[str, Any] = self.control("POST", f"/_mock/invoices/{_segment(invoice_id)}/pay")
+        return answer
+
+    def pay_topup(self, topup_id: str) -> dict[str, Any]:
+        """The user pays a PENDING top-up on its payment page: it becomes
+        SUCCEEDED and the balance is credited (`POST /_mock/topups/{id}/pay`)."""
+        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/pay")
+        return answer
+
+    def fail_topup(self, topup_id: str) -> dict[str, Any]:
+        """The card payment of a PENDING top-up is declined: it becomes FAILED,
+        nothing is credited (`POST /_mock/topups/{id}/fail`)."""
+        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/fail")
+        return answer
+
+    def get_snapshot(self) -> dict[str, Any]:
+        """The world's whole state as one JSON document, to keep as a fixture
+        (`GET /_mock/snapshot`)."""
+        answer: dict[str, Any] = self.control("GET", "/_mock/snapshot")
+        return answer
+
+    def put_snapshot(self, snapshot: Mapping[str, Any]) -> None:
+        """Replaces the world's state with a snapshot; a broken one raises
+        `MockError` (400) and changes nothing (`PUT /_mock/snapshot`)."""
+        self.control("PUT", "/_mock/snapshot", snapshot)
+
+
+class World(ControlApi):
+    """One world of a mock server: isolated from every other (its own users,
+    clock, faults, settings, request log, deliveries), made by
+    `MockServer.create_world`. `base_url` and `api_key` are all a client needs.
+    """
+
+    def __init__(
+        self, server: MockServer, world_id: str, base_url: str, api_key: str | None
+    ) -> None:
+        self.server = server
+        self.id = world_id
+        self._base_url = base_url
+        self._api_key = api_key
+        self.admin_token = server.admin_token
+
+    @property
+    def base_url(self) -> str:
+        """The world's base URL: the whole service, and its control API under `/_mock`."""
+        return self._base_url
+
+    @property
+    def api_key(self) -> str:
+        """The world's demo user's API key."""
+        if self._api_key is None:
+            raise RuntimeError("this world was made without a demo user")
+        return self._api_key
+
+    def delete(self) -> None:
+        """Ends the world and frees its memory (`DELETE /_mock/worlds/{id}`)."""
+        self.server.delete_world(self.id)
+
+    def __repr__(self) -> str:
+        return f"World(id={self.id!r}, base_url={self._base_url!r})"
+
+
+class MockServer(ControlApi):
     """The mock of the media generation service, as a process on 127.0.0.1.
 
     Use it as a context manager, or call `start()` and `stop()`::
@@ -113,15 +388,15 @@ class MockServer:
         with MockServer() as mock:
             user = mock.create_user(balance_rub=500)
             # point your code at mock.base_url with user.api_key, then:
-            mock.advance(30)  # thirty seconds pass for tasks and limits
+            mock.advance_clock(30)  # thirty seconds pass for tasks and limits
 
-    The clock is manual by default: time moves only through `advance`, so a
+    The clock is manual by default: time moves only through `advance_clock`, so a
     test decides when a task finishes. Each option maps to a flag of the
     binary (`mediagen-mock --help`); `extra_args` are passed as they are, and
     a flag given there replaces the one this class would pass.
 
     Args:
-        clock: `"manual"` (time moves only through `advance`) or `"real"`.
+        clock: `"manual"` (time moves only through `advance_clock`) or `"real"`.
         time_scale: with the real clock, how many times faster than wall time.
         rate_limits: enforce the service's limits, or only report them in the
             `x-ratelimit-*` headers.
@@ -170,6 +445,8 @@ class MockServer:
         self._base_url: str | None = None
         self._api_key: str | None = None
         self._reader: threading.Thread | None = None
+        # Made by `connect`: the process is someone else's to start and stop.
+        self._connected = False
 
     # -- the process ---------------------------------------------------------
 
@@ -203,6 +480,8 @@ class MockServer:
         Raises `MockStartError` (with the process's stderr) when it does not
         come up within `start_timeout` seconds.
         """
+        if self._connected:
+            return self
         if self._process is not None:
             raise RuntimeError("the mock server is already running")
         command = self.command()
@@ -282,8 +561,10 @@ class MockServer:
     def stop(self) -> None:
         """Stops the process: SIGTERM, then kill after `stop_timeout` seconds.
 
-        Does nothing when it is not running.
+        Does nothing when it is not running, or was made by `connect`.
         """
+        if self._connected:
+            return
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             if os.name == "nt":
@@ -312,6 +593,8 @@ class MockServer:
     @property
     def running(self) -> bool:
         """Whether the process is up."""
+        if self._connected:
+            return True
         return self._process is not None and self._process.poll() is None
 
     @property
@@ -364,229 +647,84 @@ class MockServer:
     def api_key(self) -> str:
         """The demo user's API key (the same after `reset()`)."""
         if self._api_key is None:
-            raise RuntimeError("the mock server is not running: call start() first")
+            raise RuntimeError(
+                "no demo key: the mock server is not running (call start() first), "
+                "or was connected to without one"
+            )
         return self._api_key
 
-    def url(self, path: str) -> str:
-        """`base_url` joined with a path that starts with `/`."""
-        return self.base_url + path
+    # -- worlds (the root only) ----------------------------------------------
 
-    # -- the control API -----------------------------------------------------
+    @classmethod
+    def connect(
+        cls, base_url: str, api_key: str | None = None, admin_token: str | None = None
+    ) -> MockServer:
+        """A mock that runs already (a CI service, a shared instance): no
+        process is started or stopped, the calls go to `base_url`."""
+        server = cls(admin_token=admin_token)
+        server._base_url = base_url.rstrip("/")
+        server._api_key = api_key
+        server._connected = True
+        return server
 
-    def control(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """Sends one control call and returns its JSON answer (None when empty).
-
-        Raises `MockError` for an answer of 400 or above.
-        """
-        data = None
-        headers = {"Accept": "application/json"}
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            headers["Content-Type"] = "application/json"
-        if self.admin_token is not None:
-            headers["Authorization"] = f"Bearer {self.admin_token}"
-        request = urllib.request.Request(self.url(path), data=data, method=method, headers=headers)
-        try:
-            with _OPENER.open(request, timeout=30) as answer:
-                raw = answer.read()
-        except urllib.error.HTTPError as error:
-            text = error.read().decode("utf-8", errors="replace")
-            error.close()
-            try:
-                envelope = json.loads(text)
-            except ValueError:
-                envelope = None
-            raise MockError(
-                method, path, error.code, envelope if isinstance(envelope, dict) else None, text
-            ) from None
-        return json.loads(raw) if raw.strip() else None
-
-    def create_user(self, balance_rub: float = 1000.0, email: str | None = None) -> User:
-        """Creates a user with a balance (1000 RUB unless told, like the demo
-        user) and a full-scope key (`POST /_mock/users`)."""
-        body: dict[str, Any] = {"balanceRub": balance_rub}
-        if email is not None:
-            body["email"] = email
-        answer = self.control("POST", "/_mock/users", body)
-        return User(
-            user_id=answer["userId"],
-            api_key=answer["apiKey"],
-            email=answer.get("email"),
-            balance_rub=float(answer.get("balanceRub", balance_rub)),
-        )
-
-    def get_user(self, user_id: str) -> dict[str, Any]:
-        """A user's state: `balanceRub`, `reservedRub`, `activeGenerations`, `keys`, ...
-        (`GET /_mock/users/{id}`)."""
-        answer: dict[str, Any] = self.control("GET", f"/_mock/users/{_segment(user_id)}")
-        return answer
-
-    def create_key(self, user_id: str, scope: Scope = "full") -> ApiKey:
-        """Issues a further key to a user (`POST /_mock/users/{id}/keys`)."""
-        answer = self.control("POST", f"/_mock/users/{_segment(user_id)}/keys", {"scope": scope})
-        return ApiKey(
-            api_key=answer["apiKey"],
-            public_part=answer["publicPart"],
-            scope=answer.get("scope", scope),
-        )
-
-    def revoke_key(self, public_part: str) -> None:
-        """Revokes a key; it answers 401 afterwards (`DELETE /_mock/keys/{publicPart}`)."""
-        self.control("DELETE", f"/_mock/keys/{_segment(public_part)}")
-
-    def balance(self, user_id: str) -> float:
-        """A user's available balance in roubles (reservations not counted)."""
-        return float(self.get_user(user_id)["balanceRub"])
-
-    def set_balance(self, user_id: str, rub: float) -> None:
-        """Sets a user's available balance (`PUT /_mock/users/{id}/balance`)."""
-        self.control("PUT", f"/_mock/users/{_segment(user_id)}/balance", {"balanceRub": rub})
-
-    def clock(self) -> dict[str, Any]:
-        """The clock: `now`, `mode` and `timeScale` (`GET /_mock/clock`)."""
-        answer: dict[str, Any] = self.control("GET", "/_mock/clock")
-        return answer
-
-    def advance(self, seconds: float) -> dict[str, Any]:
-        """Moves the manual clock; what became due (task steps, deliveries) is
-        applied before this returns (`POST /_mock/clock/advance`)."""
-        answer: dict[str, Any] = self.control("POST", "/_mock/clock/advance", {"seconds": seconds})
-        return answer
-
-    def force_outcome(
+    def create_world(
         self,
-        user_id: str | None = None,
-        model_slug: str | None = None,
-        outcome: Outcome = "succeed",
-        error_code: str | None = None,
-        count: int = 1,
-    ) -> None:
-        """Makes the next `count` matching tasks end this way (`POST /_mock/outcomes`).
-
-        `error_code` is a failure code of the service document, such as
-        `content_policy` (final at once) or `timeout` (a provider error: three
-        worker attempts, then `FAILED`). Absent filters match any user or model.
-        """
-        body: dict[str, Any] = {"outcome": outcome, "count": count}
-        if user_id is not None:
-            body["userId"] = user_id
-        if model_slug is not None:
-            body["modelSlug"] = model_slug
-        if error_code is not None:
-            body["errorCode"] = error_code
-        self.control("POST", "/_mock/outcomes", body)
-
-    def set_model_state(self, slug: str, state: ModelState) -> None:
-        """Sets a model's state (`POST /_mock/models/{slug}/state`): `disabled`
-        answers 403, `withdrawn` 410, `circuit_open` and `margin_guard` 503,
-        `pricing_missing` 400 on create."""
-        self.control("POST", f"/_mock/models/{_segment(slug)}/state", {"state": state})
-
-    def set_create_latency(self, seconds: float) -> None:
-        """Makes a create with an `Idempotency-Key` take that long on the clock
-        (`PUT /_mock/settings`), so a second request with the key sees 409."""
-        self.control("PUT", "/_mock/settings", {"createLatencySeconds": seconds})
-
-    def set_responses(self, responses: Responses) -> None:
-        """Changes what answers and webhook bodies carry from the next one on
-        (`PUT /_mock/settings`): `full`, `minimal` (only what the service
-        document guarantees) or `extra` (unknown members and a header added)."""
-        self.control("PUT", "/_mock/settings", {"responses": responses})
-
-    def set_auto_pay(self, seconds: float | None) -> None:
-        """Makes new top-ups pay themselves after `seconds` of the mock's clock;
-        `None` leaves them waiting for `pay_topup` (`PUT /_mock/settings`)."""
-        self.control("PUT", "/_mock/settings", {"autoPaySeconds": seconds})
-
-    def settings(self) -> dict[str, Any]:
-        """`createLatencySeconds`, `autoPaySeconds` and `responses` (`GET /_mock/settings`)."""
-        answer: dict[str, Any] = self.control("GET", "/_mock/settings")
-        return answer
-
-    def pay_topup(self, topup_id: str) -> dict[str, Any]:
-        """The user pays a PENDING top-up on its payment page: it becomes
-        SUCCEEDED and the balance is credited (`POST /_mock/topups/{id}/pay`)."""
-        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/pay")
-        return answer
-
-    def fail_topup(self, topup_id: str) -> dict[str, Any]:
-        """The card payment of a PENDING top-up is declined: it becomes FAILED,
-        nothing is credited (`POST /_mock/topups/{id}/fail`)."""
-        answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/fail")
-        return answer
-
-    def inject_fault(
-        self,
-        effect: FaultEffect,
         *,
-        method: str | None = None,
-        path: str | None = None,
-        user_id: str | None = None,
-        count: int = 1,
-        status: int | None = None,
-        code: str | None = None,
-        message: str | None = None,
-        delay_seconds: float | None = None,
-    ) -> dict[str, Any]:
-        """Makes the next `count` matching requests fail (`POST /_mock/faults`).
-
-        `effect` is `error` (answer `status` with the envelope's `code` and
-        `message`), `delay` (answer after `delay_seconds`), `drop` (close the
-        connection before acting) or `drop_after` (act, then close the
-        connection). Absent `method`, `path` and `user_id` match any request.
-        Returns the fault with its `id` and `remaining` count.
-        """
-        body: dict[str, Any] = {"effect": effect, "count": count}
-        optional = {
-            "method": method,
-            "path": path,
-            "userId": user_id,
-            "status": status,
-            "code": code,
-            "message": message,
-            "delaySeconds": delay_seconds,
+        clock: Clock | None = None,
+        time_scale: float | None = None,
+        responses: Responses | None = None,
+        rate_limits: bool | None = None,
+        demo_user: bool | None = None,
+        demo_balance_rub: float | None = None,
+    ) -> World:
+        """A new world on this server, with the settings given over the
+        server's own (`POST /_mock/worlds`)."""
+        settings = {
+            "clock": clock,
+            "timeScale": time_scale,
+            "responses": responses,
+            "rateLimits": rate_limits,
+            "demoUser": demo_user,
+            "demoBalanceRub": demo_balance_rub,
         }
-        body.update({k: v for k, v in optional.items() if v is not None})
-        answer: dict[str, Any] = self.control("POST", "/_mock/faults", body)
-        return answer
+        body = {k: v for k, v in settings.items() if v is not None}
+        answer = self.control("POST", "/_mock/worlds", body)
+        return World(self, answer["id"], answer["baseUrl"], answer.get("demoApiKey"))
 
-    def faults(self) -> list[dict[str, Any]]:
-        """The faults still waiting (`GET /_mock/faults`)."""
-        return _data(self.control("GET", "/_mock/faults"))
+    def list_worlds(self) -> list[dict[str, Any]]:
+        """The worlds beside the root: `id`, `baseUrl`, `createdAt` (`GET /_mock/worlds`)."""
+        return _data(self.control("GET", "/_mock/worlds"))
 
-    def remove_fault(self, fault_id: str) -> None:
-        """Removes one fault (`DELETE /_mock/faults/{id}`)."""
-        self.control("DELETE", f"/_mock/faults/{_segment(str(fault_id))}")
+    def delete_world(self, world_id: str) -> None:
+        """Ends a world (`DELETE /_mock/worlds/{id}`)."""
+        self.control("DELETE", f"/_mock/worlds/{_segment(world_id)}")
 
-    def clear_faults(self) -> None:
-        """Removes every fault (`DELETE /_mock/faults`)."""
-        self.control("DELETE", "/_mock/faults")
 
-    def deliveries(self) -> list[dict[str, Any]]:
-        """Every webhook message, oldest first, with its state, payload and
-        attempts (`GET /_mock/deliveries`)."""
-        return _data(self.control("GET", "/_mock/deliveries"))
-
-    def requests(self) -> list[dict[str, Any]]:
-        """The request log of the service's routes, newest 10,000 (`GET /_mock/requests`)."""
-        return _data(self.control("GET", "/_mock/requests"))
-
-    def outbox(self) -> list[dict[str, Any]]:
-        """The magic-link e-mails the service would have sent (`GET /_mock/outbox`)."""
-        return _data(self.control("GET", "/_mock/outbox"))
-
-    def pin_dns(self, host: str, addresses: Sequence[str]) -> None:
-        """Makes a host name resolve to these addresses for webhook URLs (`PUT /_mock/dns`)."""
-        self.control("PUT", "/_mock/dns", {"host": host, "addresses": list(addresses)})
-
-    def pay_invoice(self, invoice_id: str) -> dict[str, Any]:
-        """Marks an invoice paid, as the bank transfer would (`POST /_mock/invoices/{id}/pay`)."""
-        answer: dict[str, Any] = self.control("POST", f"/_mock/invoices/{_segment(invoice_id)}/pay")
-        return answer
-
-    def reset(self) -> None:
-        """Empties everything; the demo user comes back with the same key (`POST /_mock/reset`)."""
-        self.control("POST", "/_mock/reset")
+def _call(
+    url: str, method: str, path: str, body: Mapping[str, Any] | None, admin_token: str | None
+) -> Any:
+    data = None
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    if admin_token is not None:
+        headers["Authorization"] = f"Bearer {admin_token}"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with _OPENER.open(request, timeout=30) as answer:
+            raw = answer.read()
+    except urllib.error.HTTPError as error:
+        text = error.read().decode("utf-8", errors="replace")
+        error.close()
+        try:
+            envelope = json.loads(text)
+        except ValueError:
+            envelope = None
+        raise MockError(
+            method, path, error.code, envelope if isinstance(envelope, dict) else None, text
+        ) from None
+    return json.loads(raw) if raw.strip() else None
 
 
 def _reader_alive(reader: threading.Thread | None) -> bool:

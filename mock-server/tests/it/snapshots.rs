@@ -1,0 +1,332 @@
+//! Snapshots: a world's state taken and restored whole, refused whole when
+//! broken, and kept across a restart with `--state`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use mediagen_mock_server::MockServer;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::delivery::register;
+use crate::receiver::Receiver;
+use crate::{App, image_request};
+
+/// A user with a history: finished generations, a failed one refunded, a
+/// paid invoice, a pending top-up, a webhook endpoint with its deliveries.
+async fn account_with_history() -> (App, Receiver) {
+    let app = App::with(
+        MockServer::builder()
+            .rate_limits(false)
+            .config(|c| c.allow_private_webhooks = true)
+            .start()
+            .await,
+    )
+    .await;
+    let receiver = Receiver::start().await;
+    register(&app, &receiver, json!([])).await;
+    for n in 0..3 {
+        let created = app.create(image_request(&format!("picture {n}"))).await;
+        assert_eq!(created.status, 202, "{}", created.body);
+    }
+    app.mock.advance_clock(60.0);
+    app.mock.deliveries_settled().await;
+    let requisites = mediagen_openapi::document().expect("contract")["paths"]["/v1/billing/requisites"]
+        ["put"]["requestBody"]["content"]["application/json"]["example"]
+        .clone();
+    let set = app
+        .send(
+            Method::PUT,
+            "/v1/billing/requisites",
+            Some(&app.key),
+            Some(requisites),
+        )
+        .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    let invoice = app
+        .post("/v1/billing/invoices", json!({"amountRub": 12000}))
+        .await;
+    let invoice = invoice.body["id"]
+        .as_str()
+        .expect("invoice id")
+        .parse()
+        .expect("a uuid");
+    assert!(app.mock.pay_invoice(invoice));
+    let topup = app
+        .post("/v1/billing/topup", json!({"amountRub": 500}))
+        .await;
+    assert_eq!(topup.status, 201, "{}", topup.body);
+    (app, receiver)
+}
+
+#[tokio::test]
+async fn a_snapshot_restored_into_a_new_world_reads_back_equal() {
+    let (app, _receiver) = account_with_history().await;
+    let taken = app.mock.get_snapshot();
+    assert_eq!(taken["format"], "mediagen-mock-snapshot");
+    assert_eq!(taken["version"], 1);
+
+    let world = app.mock.world().await;
+    let restored = reqwest::Client::new()
+        .put(format!("{}/_mock/snapshot", world.uri()))
+        .json(&taken)
+        .send()
+        .await
+        .expect("the mock answers");
+    assert_eq!(restored.status(), 204);
+    let again = world.get_snapshot();
+    assert_eq!(again["store"], taken["store"]);
+    assert_eq!(again["clock"]["now"], taken["clock"]["now"]);
+
+    // The world answers the user's own key with the user's own history.
+    let read = |base: String| {
+        let key = app.key.clone();
+        async move {
+            reqwest::Client::new()
+                .get(format!("{base}/v1/generations?limit=10"))
+                .bearer_auth(key)
+                .send()
+                .await
+                .expect("answers")
+                .json::<Value>()
+                .await
+                .expect("json")
+        }
+    };
+    // The same history, its files served from the world's own address.
+    let in_world = read(world.uri()).await.to_string();
+    let at_root = read(app.mock.uri()).await.to_string();
+    assert_eq!(in_world, at_root.replace(&app.mock.uri(), &world.uri()));
+    assert_eq!(world.get_user(app.user_id), app.mock.get_user(app.user_id));
+    world
+        .check_ledger()
+        .expect("the ledger holds in the restored world");
+}
+
+#[tokio::test]
+async fn a_broken_snapshot_is_refused_with_400_and_changes_nothing() {
+    let (app, _receiver) = account_with_history().await;
+    let before = app.mock.get_snapshot();
+    let good = before.clone();
+    let user = app.user_id.to_string();
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "another version",
+            with(&good, "/version", json!(2)),
+            "version 2",
+        ),
+        (
+            "another format",
+            with(&good, "/format", json!("stripe")),
+            "format",
+        ),
+        ("no store", without(&good, "store"), "store"),
+        (
+            "a balance as text",
+            with(
+                &good,
+                &format!("/store/ledger/accounts/{user}/available"),
+                json!("lots"),
+            ),
+            "/store/ledger/accounts",
+        ),
+        (
+            "a key of nobody",
+            {
+                let mut broken = good.clone();
+                let keys = broken["store"]["keys"].as_object_mut().expect("keys");
+                let (_, key) = keys.iter().next().expect("a key");
+                let mut orphan = key.clone();
+                orphan["user_id"] = json!(uuid::Uuid::new_v4());
+                keys.insert("mg_live_orphan".into(), orphan);
+                broken
+            },
+            "does not exist",
+        ),
+    ];
+    for (case, snapshot, said) in cases {
+        let reply = app
+            .send(Method::PUT, "/_mock/snapshot", None, Some(snapshot))
+            .await;
+        reply.assert_error(400, "VALIDATION_ERROR");
+        let message = reply.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(said), "{case}: {message}");
+        let after = app.mock.get_snapshot();
+        assert_eq!(after["store"], before["store"], "{case} changed the world");
+    }
+    let not_json = app
+        .http
+        .put(app.url("/_mock/snapshot"))
+        .body("{\"format\":")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(not_json.status(), 400);
+}
+
+fn with(value: &Value, pointer: &str, replacement: Value) -> Value {
+    let mut value = value.clone();
+    *value
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("{pointer} in the snapshot")) = replacement;
+    value
+}
+
+fn without(value: &Value, member: &str) -> Value {
+    let mut value = value.clone();
+    value.as_object_mut().expect("an object").remove(member);
+    value
+}
+
+/// The `mediagen-mock` binary on a free port, its address and demo key read
+/// from what it prints.
+struct Process {
+    child: Child,
+    base: String,
+    key: String,
+    /// Kept open: the mock's later lines must not meet a closed pipe.
+    _stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Process {
+    fn start(state: &std::path::Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mediagen-mock"))
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--clock",
+                "manual",
+                "--allow-private-webhooks",
+            ])
+            .arg("--state")
+            .arg(state)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mediagen-mock");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut next = || lines.next().expect("a line").expect("text");
+        let base = format!(
+            "http://{}",
+            next().rsplit("http://").next().expect("the address")
+        );
+        let key = next().rsplit(' ').next().expect("the demo key").to_owned();
+        Self {
+            child,
+            base,
+            key,
+            _stdout: lines,
+        }
+    }
+
+    /// SIGTERM, as a supervisor stops it, then its exit.
+    fn terminate(mut self) {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = self.child.wait().expect("exit status");
+        assert_eq!(status.code(), Some(0));
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Value {
+        let mut request = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("the mock answers");
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
+        response.json().await.unwrap_or(Value::Null)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+#[tokio::test]
+async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation() {
+    let dir = std::env::temp_dir().join(format!("mediagen-state-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let state = dir.join("mock-state.json");
+    let receiver = Receiver::start().await;
+
+    let first = Process::start(&state);
+    let endpoint = first
+        .call(
+            Method::POST,
+            "/v1/webhook-endpoints",
+            Some(json!({"url": receiver.url, "eventTypes": ["generation.completed"]})),
+        )
+        .await;
+    receiver.set_secret(endpoint["secret"].as_str().expect("secret"));
+    let created = first
+        .call(Method::POST, "/v1/generations", Some(image_request("kept")))
+        .await;
+    let id = created["id"].as_str().expect("id").to_owned();
+    let balance = first.call(Method::GET, "/v1/billing/balance", None).await;
+    let (key, first_base) = (first.key.clone(), first.base.clone());
+    first.terminate();
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&state)
+            .expect("the state file")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "it holds keys and secrets");
+    }
+    let second = Process::start(&state);
+    assert_eq!(second.key, key, "the demo key a client holds stays valid");
+    assert_ne!(second.base, first_base, "a new process on a new port");
+    assert_eq!(
+        second.call(Method::GET, "/v1/billing/balance", None).await,
+        balance
+    );
+    let generation = second
+        .call(Method::GET, &format!("/v1/generations/{id}"), None)
+        .await;
+    assert!(
+        matches!(
+            generation["status"].as_str(),
+            Some("PENDING" | "PROCESSING")
+        ),
+        "{generation}"
+    );
+    let endpoints = second
+        .call(Method::GET, "/v1/webhook-endpoints", None)
+        .await;
+    assert_eq!(endpoints["data"][0]["id"], endpoint["id"]);
+
+    second
+        .call(
+            Method::POST,
+            "/_mock/clock/advance",
+            Some(json!({"seconds": 60})),
+        )
+        .await;
+    let delivered = receiver.wait_for(1).await;
+    assert!(
+        delivered[0].verified,
+        "signed with the secret of before the restart"
+    );
+    assert_eq!(delivered[0].body["data"]["generation"]["id"], json!(id));
+    let generation = second
+        .call(Method::GET, &format!("/v1/generations/{id}"), None)
+        .await;
+    assert_eq!(generation["status"], "SUCCEEDED");
+    second.terminate();
+    std::fs::remove_dir_all(&dir).ok();
+}
