@@ -29,6 +29,8 @@ echo "== signed deliveries" >&2
 cargo bench -q -p mediagen-mock-server --bench delivery >"$logs/delivery" 2>"$logs/delivery.err"
 echo "== mock memory per 100,000 finished generations" >&2
 cargo bench -q -p mediagen-mock-server --bench retention >"$logs/retention" 2>"$logs/retention.err"
+echo "== mock worlds: memory after 10,000 created and deleted" >&2
+cargo bench -q -p mediagen-mock-server --bench worlds >"$logs/worlds" 2>"$logs/worlds.err"
 echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
 echo "== batches at the service's limits, polling and by webhook" >&2
@@ -64,6 +66,7 @@ def result(log, key):
 e2e = result("e2e", "e2e")
 steady = result("e2e", "steady")
 retention = result("retention", "retention")
+worlds = result("worlds", "worlds")
 start = result("startup", "startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
@@ -83,6 +86,10 @@ rows = [
     (f"mock memory per 100,000 finished generations ({int(retention['generations']):,} in all)",
      "`cargo bench -p mediagen-mock-server --bench retention`",
      f"+{retention['bounded_mib_per_100k']} MiB with the default `--retain 20000`; +{retention['unbounded_mib_per_100k']} MiB with no bound"),
+    (f"mock worlds: {int(worlds['cycles']):,} created, used and deleted",
+     "`cargo bench -p mediagen-mock-server --bench worlds`",
+     f"resident memory {worlds['start_mib']} → {worlds['end_mib']} MiB ({float(worlds['grown_mib']):+.1f} MiB; the bound is 10 MiB); "
+     f"{worlds['cycle_us']} µs a cycle over HTTP; a live world holds {worlds['alive_kib']} KiB"),
     *[(f"a batch of {b['count']} `{b['model']}`, {b['mode']}: limits on, clock ×20",
        "`cargo bench -p mediagen --bench batch`",
        f"{b['makespan_s']} s, {b['ratio']}× its bound of {b['bound_s']} s "

@@ -121,12 +121,16 @@ pub async fn serve(mut config: Config) -> anyhow::Result<()> {
         "try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/generations",
         state.demo_api_key()
     );
+    // An interval of 0 writes the file at shutdown only.
     let keeper = state_file
         .clone()
+        .filter(|_| !interval.is_zero())
         .map(|file| tokio::spawn(file.keep(state.clone(), interval)));
     let served = run(Worlds::new(state.clone()), listener, shutdown_signal()).await;
-    if let (Some(file), Some(keeper)) = (state_file, keeper) {
+    if let Some(keeper) = keeper {
         keeper.abort();
+    }
+    if let Some(file) = state_file {
         file.save_logged(&state).await;
     }
     served.context("while serving")

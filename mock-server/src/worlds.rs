@@ -9,10 +9,11 @@
 //! clock; a key of one world is unknown in every other.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, post};
@@ -205,7 +206,7 @@ fn view(id: &str, entry: &Entry) -> Value {
 /// A request to a world: the world's own app answers it, with the world's
 /// prefix taken off its path.
 async fn enter(State(worlds): State<Worlds>, request: Request) -> Response {
-    let (mut parts, body) = request.into_parts();
+    let (parts, body) = request.into_parts();
     let path = parts.uri.path();
     let rest = path.strip_prefix("/worlds/").unwrap_or(path);
     let (id, inner) = rest.split_once('/').unwrap_or((rest, ""));
@@ -217,8 +218,18 @@ async fn enter(State(worlds): State<Worlds>, request: Request) -> Response {
     let (Some(app), Ok(uri)) = (worlds.app(&id), inner.parse::<Uri>()) else {
         return ApiError::from(Missing::World(id)).into_response();
     };
-    parts.uri = uri;
-    match app.oneshot(Request::from_parts(parts, body)).await {
+    // A fresh request, not the outer one re-addressed: the outer route's path
+    // parameters (`{id}`, `{*rest}`) live in its extensions, and the world's
+    // routes would read them as their own. Only the caller's address goes in.
+    let mut inner = Request::new(body);
+    *inner.method_mut() = parts.method;
+    *inner.uri_mut() = uri;
+    *inner.version_mut() = parts.version;
+    *inner.headers_mut() = parts.headers;
+    if let Some(peer) = parts.extensions.get::<ConnectInfo<SocketAddr>>() {
+        inner.extensions_mut().insert(*peer);
+    }
+    match app.oneshot(inner).await {
         Ok(response) => response,
         Err(never) => match never {},
     }

@@ -381,3 +381,26 @@ async fn a_world_handle_in_rust_drives_its_own_world() {
     assert_ne!(world.get_clock().now, mock.get_clock().now);
     assert_ne!(world.demo_api_key(), mock.demo_api_key());
 }
+
+#[tokio::test]
+async fn routes_with_path_parameters_read_the_worlds_own() {
+    let mock = MockServer::start().await;
+    let world = WorldClient::create(&mock, json!({})).await;
+    let user = world
+        .control(Method::POST, "/users", Some(json!({"balanceRub": 3})))
+        .await;
+    let id = user.body["userId"].as_str().expect("userId");
+    let read = world
+        .control(Method::GET, &format!("/users/{id}"), None)
+        .await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert_eq!(read.body["balanceRub"].as_f64(), Some(3.0));
+    let created = world
+        .api(Method::POST, "/v1/generations", Some(image_request("p")))
+        .await;
+    let generation = created.body["id"].as_str().expect("id");
+    let got = world
+        .api(Method::GET, &format!("/v1/generations/{generation}"), None)
+        .await;
+    assert_eq!(got.status, 200, "{}", got.body);
+}
