@@ -41,7 +41,7 @@ pub enum Responses {
 }
 
 /// An on/off setting of the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Switch {
     /// On.
@@ -52,7 +52,7 @@ pub enum Switch {
 
 /// Every option, each one optional so that layers can be merged. The same type
 /// is read from TOML files and from flags and environment variables.
-#[derive(Debug, Clone, Default, Deserialize, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Args)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Options {
     /// Address to listen on.
@@ -143,7 +143,7 @@ pub struct Options {
 }
 
 /// One bound of `--retain`: a number of records, or an age such as `6h`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(try_from = "String")]
 pub enum RetainBound {
     /// Keep at most this many of each kind.
@@ -189,7 +189,7 @@ impl TryFrom<String> for RetainBound {
 }
 
 /// The bounds in effect: each kind of record is kept within both.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Retention {
     /// At most this many finished generations, ended messages, logged requests.
     pub count: Option<usize>,
@@ -244,7 +244,7 @@ impl Options {
 }
 
 /// The validated configuration.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Clone)]
 pub struct Config {
     /// The address to listen on.
     pub listen: SocketAddr,

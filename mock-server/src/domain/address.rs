@@ -25,9 +25,7 @@ use url::{Host, Url};
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a webhook URL is refused; `Display` gives the service's message exactly.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
     #[error("Only http and https URLs are allowed")]
     BadScheme,
@@ -300,7 +298,7 @@ mod tests {
     /// Fixed answers for the names a test pins, as the control API pins them;
     /// nothing else resolves, and each such question is counted: this machine has
     /// no network, and the tests must never reach one anyway.
-    #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+    #[derive(Debug, Default)]
     struct Fixed {
         names: Mutex<HashMap<String, Vec<IpAddr>>>,
         asked: AtomicUsize,

@@ -30,7 +30,7 @@ pub enum Scope {
 }
 
 /// A key as stored: never the secret itself.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Deserialize, serde::Serialize)]
 pub struct StoredKey {
     pub user_id: UserId,
     pub scope: Scope,
@@ -123,7 +123,7 @@ impl StoredKey {
 
 /// Why a request was not authenticated (401) or not allowed (403), as
 /// Authentication rules 4 and 5 say; each with the message answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthRefusal {
     /// No `Authorization` header.
     Missing,

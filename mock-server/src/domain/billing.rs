@@ -62,7 +62,7 @@ impl TopupStatus {
     }
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Topup {
     pub id: Uuid,
     pub user_id: UserId,
@@ -73,7 +73,7 @@ pub struct Topup {
 }
 
 /// Why a top-up or an invoice was refused; each message is the one answered.
-#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BillingRefusal {
     /// The per-user window of `POST /v1/billing/topup` (5 per 600 s) is used up;
     /// the client is told to wait this many real seconds.
@@ -120,7 +120,7 @@ pub enum InvoiceStatus {
     Paid,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct InvoiceLine {
     pub description: String,
     pub quantity: f64,
@@ -129,7 +129,7 @@ pub struct InvoiceLine {
     pub amount: Kopecks,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Invoice {
     pub id: Uuid,
     pub user_id: UserId,
@@ -241,7 +241,7 @@ mod tests {
 }
 
 /// An entry of the balance history as the public API shows it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone)]
 pub struct HistoryRow {
     /// The ledger's entry.
     pub entry: Entry,

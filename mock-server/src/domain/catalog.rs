@@ -132,7 +132,7 @@ impl ModelState {
 }
 
 /// A model refused by its state (rule 9 of `POST /v1/generations`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRefused {
     /// The model.
     pub slug: String,

@@ -16,7 +16,7 @@ pub const MAX_COUNT: u32 = 1_000_000;
 pub const MAX_DELAY_SECS: f64 = 600.0;
 
 /// What happens to a request a rule matches.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 pub enum Effect {
     /// The error envelope with this status and code, instead of acting.
     Error(InjectedError),
@@ -45,7 +45,7 @@ impl Effect {
 
 /// An error answer that no rule of the service caused: a status, a code and a
 /// message, in the service's envelope.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct InjectedError {
     /// The HTTP status, 400 to 599.
     pub status: u16,
@@ -157,7 +157,7 @@ fn code_of(status: u16) -> &'static str {
 }
 
 /// Why a rule was refused; each message is the one answered.
-#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FaultRefusal {
     /// Not an effect the mock knows.
     #[error("effect must be one of error, delay, drop, drop_after; got '{0}'")]
@@ -205,7 +205,7 @@ impl FaultRefusal {
 }
 
 /// A rule as the control API, the configuration and the flag write it.
-#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FaultRequest {
     /// Only this method (any when absent).
@@ -262,7 +262,7 @@ impl FaultRequest {
 }
 
 /// A rule: which requests, what happens to them, how many times.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Fault {
     method: Option<String>,
     path: Option<String>,
@@ -453,7 +453,7 @@ fn path_matches(pattern: &str, path: &str) -> bool {
 }
 
 /// An active rule as `GET /_mock/faults` shows it.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FaultView {
     /// `flt_` and 16 hexadecimal digits.
@@ -484,7 +484,7 @@ pub struct FaultView {
     pub remaining: u32,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 struct Active {
     id: String,
     fault: Fault,
@@ -522,7 +522,7 @@ impl Active {
 
 /// The active rules, oldest first: a request takes one use of the first that
 /// matches it.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Faults {
     active: Vec<Active>,
 }

@@ -36,7 +36,7 @@ pub fn max_size(content_type: &str) -> Option<u64> {
 }
 
 /// Why an upload was refused (400 `VALIDATION_ERROR` at `POST /v1/files`).
-#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum UploadRefusal {
     /// A type the service does not take.
     #[error("Unsupported file type {0}")]
@@ -68,7 +68,7 @@ pub fn check_upload(content_type: &str, size: u64) -> Result<u64, UploadRefusal>
 }
 
 /// Why the bytes PUT to an upload URL were refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UploadError {
     /// The file was deleted after its URL was issued.
     #[error("The file was deleted")]
@@ -93,7 +93,7 @@ pub enum FileStatus {
     Uploaded,
 }
 
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Deserialize, serde::Serialize)]
 pub struct StoredFile {
     pub id: Uuid,
     pub user_id: UserId,

@@ -22,7 +22,7 @@ pub const MAX_ACTIVE: usize = 5;
 
 /// Why a valid create was refused, by the rules of `POST /v1/generations` that
 /// depend on the user's state; each message is the service's.
-#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CreateRefusal {
     /// Rule 5: 429 without `retry-after`.
     #[error("Maximum {MAX_ACTIVE} concurrent generations allowed")]
@@ -202,7 +202,7 @@ impl FailureCode {
 }
 
 /// How a task will end, decided when it is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum Plan {
     Succeed,
     Fail(FailureCode),
@@ -210,7 +210,7 @@ pub enum Plan {
 
 /// What a create answers with (rule 1): the id, the status and the cost, and
 /// nothing else, so a create copies nothing of the task it stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     pub id: Uuid,
@@ -219,7 +219,7 @@ pub struct Accepted {
     pub cost: Kopecks,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Generation {
     pub id: Uuid,
     pub user_id: UserId,
@@ -242,7 +242,7 @@ pub struct Generation {
 }
 
 /// What the worker does next with a task after an attempt ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterAttempt {
     Succeeded,
     TryAgain,

@@ -14,9 +14,7 @@ const KEPT_HOURS: i64 = 24;
 pub const MAX_KEY_LEN: usize = 255;
 
 /// A key outside those bounds, or not text: 400 at the header.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters")]
 pub struct BadKey;
 
@@ -26,7 +24,7 @@ pub fn key(key: Option<&str>) -> Result<&str, BadKey> {
         .ok_or(BadKey)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 enum Entry {
     InFlight,
     Done {
@@ -36,7 +34,7 @@ enum Entry {
 }
 
 /// What an incoming request with a key must do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Begin {
     /// First use: go on, then `finish` or `release`.
     Fresh,
@@ -46,7 +44,7 @@ pub enum Begin {
     InFlight,
 }
 
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Idempotency {
     #[serde(with = "super::persist::pairs")]
     keys: FastMap<(UserId, String), Entry>,

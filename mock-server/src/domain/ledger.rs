@@ -22,7 +22,7 @@ pub enum EntryKind {
     GenerationRefund,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Entry {
     pub id: Uuid,
     pub user_id: UserId,
@@ -34,14 +34,14 @@ pub struct Entry {
 }
 
 /// Where the money of one task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum Charge {
     Reserved(Kopecks),
     Kept(Kopecks),
     Refunded(Kopecks),
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Account {
     pub available: Kopecks,
     pub reserved: Kopecks,
@@ -51,16 +51,14 @@ pub struct Account {
     pub kept: Kopecks,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("balance {available} RUB is below the cost {required} RUB")]
 pub struct Insufficient {
     pub required: Kopecks,
     pub available: Kopecks,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LedgerError {
     #[error("no account for user {0}")]
     NoAccount(UserId),
@@ -68,7 +66,7 @@ pub enum LedgerError {
     NoCharge(Uuid),
 }
 
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Ledger {
     accounts: FastMap<UserId, Account>,
     charges: FastMap<Uuid, (UserId, Charge)>,
@@ -278,7 +276,7 @@ impl Ledger {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReserveError {
     #[error(transparent)]
     Insufficient(Insufficient),

@@ -22,7 +22,7 @@ pub mod webhook;
 
 /// A clean-up that runs at most once a minute of the mock's clock, so that
 /// keeping a map bounded costs no scan per request.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct EveryMinute(Option<chrono::DateTime<chrono::Utc>>);
 
 impl EveryMinute {

@@ -15,13 +15,13 @@ use super::UserId;
 pub const THRESHOLD: u32 = 3;
 pub const PAUSE_MINUTES: i64 = 15;
 
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, serde::Deserialize, serde::Serialize)]
 struct Streak {
     count: u32,
     last: DateTime<Utc>,
 }
 
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Moderation {
     #[serde(with = "super::persist::pairs")]
     streaks: HashMap<(UserId, String), Streak>,

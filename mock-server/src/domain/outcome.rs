@@ -56,7 +56,7 @@ impl ForcedOutcome {
 }
 
 /// Forced outcomes waiting for their tasks, first come first served.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Outcomes {
     queue: Vec<ForcedOutcome>,
 }
@@ -92,7 +92,7 @@ impl Outcomes {
 /// - `mock:delay=<seconds>` makes each worker attempt take that long;
 /// - `mock:http=<status>:<CODE>` answers the create with that error instead
 ///   of creating anything (`mock:http=503`, `mock:http=502:PAYMENT_ERROR`).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MagicPrompt {
     pub plan: Option<Plan>,
     pub delay_secs: Option<f64>,

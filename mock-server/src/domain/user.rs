@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::UserId;
 
 /// A user of the mock.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct User {
     /// The user's id.
     pub id: UserId,

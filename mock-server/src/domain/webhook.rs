@@ -48,7 +48,7 @@ pub fn event_type(generation: &Generation) -> Option<&'static str> {
 /// store keeps records and writes no JSON, so `wire/events.rs` writes the body
 /// of its event, which the store then queues for each subscribed endpoint
 /// ([`event_type`] says which event, if any).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone)]
 pub struct TaskEnded {
     /// The task as it ended.
     pub generation: Generation,
@@ -58,7 +58,7 @@ pub struct TaskEnded {
 
 /// Why an endpoint cannot be added or changed as asked (the validation table of
 /// `POST /v1/webhook-endpoints`; the address rules are in `address.rs`).
-#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EndpointRefusal {
     /// The account already has the most endpoints allowed.
     #[error("Maximum {MAX_ENDPOINTS} webhook endpoints allowed")]
@@ -100,7 +100,7 @@ pub enum DisabledReason {
     Manual,
 }
 
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Deserialize, serde::Serialize)]
 pub struct Endpoint {
     pub id: String,
     pub user_id: UserId,
@@ -208,7 +208,7 @@ fn seconds(secs: f64) -> Duration {
 /// How one attempt ended, judged as the service document says: 2xx (and any
 /// status below 400) delivers; 410 disables; 400 and above, a transport error
 /// or no answer within 10 seconds fails.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptOutcome {
     Delivered,
     Gone,
@@ -225,7 +225,7 @@ impl AttemptOutcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum Trigger {
     Scheduled,
     Manual,
@@ -241,7 +241,7 @@ impl Trigger {
     }
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Attempt {
     pub id: String,
     pub attempt: u32,
@@ -256,7 +256,7 @@ pub struct Attempt {
 }
 
 /// Where a message stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub enum MessageState {
     Pending,
     Delivered,
@@ -280,7 +280,7 @@ impl MessageState {
 
 /// One event for one endpoint. Its id is the `webhook-id` header, the same on
 /// every attempt; its body is fixed at creation.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 pub struct Message {
     pub id: Uuid,
     pub event_id: String,

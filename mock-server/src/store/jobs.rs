@@ -19,7 +19,7 @@ use crate::domain::webhook::TaskEnded;
 
 /// What a job does when it is due.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, serde::Serialize,
 )]
 pub(super) enum JobKind {
     /// A task leaves PENDING.
@@ -34,7 +34,7 @@ pub(super) enum JobKind {
 
 /// One scheduled job.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, serde::Serialize,
 )]
 pub(super) struct Job {
     pub(super) due: DateTime<Utc>,
@@ -45,7 +45,7 @@ pub(super) struct Job {
 }
 
 /// The queue of jobs.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub(super) struct Jobs {
     #[serde(with = "crate::domain::persist::heap")]
     heap: BinaryHeap<Reverse<Job>>,
@@ -100,7 +100,7 @@ impl Jobs {
 }
 
 /// What a pass of the worker found due.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default)]
 #[must_use = "the deliveries are to be started and the ended tasks' events queued"]
 pub struct Due {
     /// Messages whose delivery attempt is due, to be sent outside the lock.

@@ -43,7 +43,7 @@ use crate::domain::{FastMap, UserId};
 use jobs::Jobs;
 
 /// The new user and the one-time value of its key.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewUser {
     /// The user's id.
@@ -55,7 +55,7 @@ pub struct NewUser {
 }
 
 /// One request as the log keeps it.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoggedRequest {
     /// `x-request-id` of the answer.
@@ -95,7 +95,7 @@ pub struct OutboxMessage {
 }
 
 /// Who a key belongs to, as the authentication rules read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyCheck {
     /// A valid key.
     Valid {
@@ -111,7 +111,7 @@ pub enum KeyCheck {
 }
 
 /// A key as the control API shows it: never its secret.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyView {
     /// The public part, which names the key.
@@ -124,7 +124,7 @@ pub struct KeyView {
 
 /// The mock's whole state. Its fields are private: every change is an
 /// operation of this type.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Store {
     users: FastMap<UserId, User>,
     keys: FastMap<String, StoredKey>,

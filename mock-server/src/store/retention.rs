@@ -19,7 +19,7 @@ use crate::domain::forget_oldest;
 use crate::domain::webhook::MessageState;
 
 /// Records that ended, oldest first, with when they ended.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub(super) struct Ended {
     generations: VecDeque<(Uuid, DateTime<Utc>)>,
     messages: VecDeque<(Uuid, DateTime<Utc>)>,
@@ -36,7 +36,7 @@ fn past(retention: Retention, len: usize, at: DateTime<Utc>, now: DateTime<Utc>)
 
 /// The request log (`GET /_mock/requests`), oldest first. It has a lock of its
 /// own: every request ends by writing to it, and need not wait for the store.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default)]
 pub struct RequestLog {
     entries: VecDeque<LoggedRequest>,
 }

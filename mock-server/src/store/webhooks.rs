@@ -15,7 +15,7 @@ use crate::domain::webhook::{
 };
 
 /// A change to an endpoint (`PATCH /v1/webhook-endpoints/{id}`): only what is given.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct EndpointChange {
     /// A new address (already checked).
     pub url: Option<String>,
