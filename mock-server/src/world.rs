@@ -377,6 +377,14 @@ impl World {
         crate::build_app(self.state.clone())
     }
 
+    /// The world's id, for [`MockServer::delete_world`](crate::MockServer::delete_world);
+    /// `None` for the server's root, the default world.
+    pub fn id(&self) -> Option<&str> {
+        let base = self.state.base_url();
+        base.rfind("/worlds/")
+            .map(|at| &base[at + "/worlds/".len()..])
+    }
+
     /// The time on the world's clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.state.now()

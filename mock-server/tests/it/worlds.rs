@@ -380,6 +380,12 @@ async fn a_world_handle_in_rust_drives_its_own_world() {
     );
     assert_ne!(world.get_clock().now, mock.get_clock().now);
     assert_ne!(world.demo_api_key(), mock.demo_api_key());
+
+    assert_eq!(mock.id(), None, "the root is the default world");
+    let id = world.id().expect("a world's id").to_owned();
+    assert_eq!(mock.list_worlds(), [(id.clone(), world.uri())]);
+    assert!(mock.delete_world(&id));
+    assert!(mock.list_worlds().is_empty());
 }
 
 #[tokio::test]
