@@ -238,7 +238,9 @@ impl EventStream {
     /// Every event published so far and not yet read, without waiting. What a
     /// request or a control call did is published before its answer, what a
     /// clock move made due before `advance` returns, and a delivery attempt
-    /// before `deliveries_settled` returns.
+    /// before `deliveries_settled` returns. `Err` when events were missed; the
+    /// next call reads on from the oldest event still kept, whose `seq` tells
+    /// where the gap ends.
     pub fn drain(&mut self) -> Result<Vec<Event>, Missed> {
         let mut events = Vec::new();
         loop {
