@@ -1,5 +1,5 @@
 //! `GET /_mock/ui`: the dashboard, a page of the mock itself (one HTML, one
-//! script, one style sheet, embedded in the binary; no build step) that shows
+//! script, one style sheet and an icon, embedded in the binary; no build step) that shows
 //! a world's live journal (`GET /_mock/events`) beside the control API.
 //!
 //! The page is served under a Content-Security-Policy that allows only its
@@ -23,6 +23,7 @@ use crate::state::AppState;
 const PAGE: &str = include_str!("index.html");
 const SCRIPT: &str = include_str!("app.js");
 const STYLE: &str = include_str!("style.css");
+const ICON: &str = include_str!("favicon.svg");
 
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; \
@@ -35,6 +36,9 @@ pub(crate) fn router() -> Router<AppState> {
         // `<script src>` could not send.
         .route("/_mock/ui/app.js", get(|| asset(SCRIPT, "text/javascript")))
         .route("/_mock/ui/style.css", get(|| asset(STYLE, "text/css")))
+        // Named by the page, so that the browser does not ask the service for
+        // `/favicon.ico` and put a 404 in the request log.
+        .route("/_mock/ui/favicon.svg", get(|| asset(ICON, "image/svg+xml")))
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
 }
 
