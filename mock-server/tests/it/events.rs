@@ -19,11 +19,13 @@ fn assert_numbered_without_gaps(events: &[Event]) {
     }
 }
 
-/// The `data:` of each SSE message read from `response` until `count` came.
+/// The `data:` of each SSE message read from `response` until `count` came,
+/// each checked against the control contract's `Event` (or `Lagged`).
 async fn sse_messages(response: reqwest::Response, count: usize) -> Vec<(Option<u64>, Value)> {
     let mut body = response.bytes_stream();
     let mut text = String::new();
     let mut messages = Vec::new();
+    let control = mediagen_mock_server::contract::ContractSchemas::control();
     while messages.len() < count {
         let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), body.next())
             .await
@@ -34,7 +36,7 @@ async fn sse_messages(response: reqwest::Response, count: usize) -> Vec<(Option<
         while let Some(end) = text.find("\n\n") {
             let block: String = text.drain(..end + 2).collect();
             let mut id = None;
-            let mut data = None;
+            let mut data: Option<Value> = None;
             for line in block.lines() {
                 if let Some(rest) = line.strip_prefix("id:") {
                     id = rest.trim().parse().ok();
@@ -43,6 +45,10 @@ async fn sse_messages(response: reqwest::Response, count: usize) -> Vec<(Option<
                 }
             }
             if let Some(data) = data {
+                let schema = if data["type"] == "lagged" { "Lagged" } else { "Event" };
+                if let Err(fields) = control.validate(schema, &data) {
+                    panic!("{data} is not an {schema} of the control contract: {fields:#?}");
+                }
                 messages.push((id, data));
             }
         }
