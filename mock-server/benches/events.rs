@@ -189,8 +189,10 @@ async fn paced(mock: &MockServer, readers: usize, rate: u64, seconds: u64) -> Pa
     }
 }
 
-/// Requests a second that `clients` clients sending back to back get in `seconds`.
-async fn saturated(mock: &MockServer, readers: usize, clients: u64, seconds: u64) -> f64 {
+/// Requests a second that `clients` clients sending back to back get in
+/// `seconds`, and the events the readers missed meanwhile (told, not failed:
+/// past what the readers can take, a reader is told what it lost).
+async fn saturated(mock: &MockServer, readers: usize, clients: u64, seconds: u64) -> (f64, u64) {
     mock.reset();
     let users: Arc<Vec<NewUser>> = Arc::new((0..200).map(|_| mock.create_user(1e9)).collect());
     let http = reqwest::Client::new();
@@ -213,10 +215,14 @@ async fn saturated(mock: &MockServer, readers: usize, clients: u64, seconds: u64
     for worker in workers {
         worker.await.expect("a client");
     }
+    let lost = attached
+        .iter()
+        .map(|(seen, _)| seen.lost.load(Ordering::Relaxed))
+        .sum();
     for (_, task) in attached {
         task.abort();
     }
-    done.load(Ordering::Relaxed) as f64 / seconds as f64
+    (done.load(Ordering::Relaxed) as f64 / seconds as f64, lost)
 }
 
 fn main() {
@@ -261,13 +267,17 @@ fn main() {
             );
         }
         for readers in [0, 2] {
-            let mut rates: Vec<f64> = Vec::new();
+            let (mut rates, mut lost) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
-                rates.push(saturated(&mock, readers, 64, 5).await);
+                let (rate, missed) = saturated(&mock, readers, 64, 5).await;
+                eprintln!("saturated readers={readers}: {rate:.0}/s, {missed} events missed");
+                rates.push(rate);
+                lost.push(missed as f64);
             }
             println!(
-                "RESULT saturated readers={readers} clients=64 per_second={:.0}",
-                median(&mut rates)
+                "RESULT saturated readers={readers} clients=64 per_second={:.0} lost={:.0}",
+                median(&mut rates),
+                median(&mut lost)
             );
         }
     });

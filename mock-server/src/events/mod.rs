@@ -12,7 +12,7 @@
 
 pub(crate) mod stream;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -209,6 +209,25 @@ pub enum EventKind {
     Reset {},
 }
 
+/// An event as the bus carries it: its JSON written once, by the first
+/// stream that sends it, for every other.
+pub(crate) struct Published {
+    event: Event,
+    json: OnceLock<String>,
+}
+
+impl Published {
+    pub(crate) fn seq(&self) -> u64 {
+        self.event.seq
+    }
+
+    pub(crate) fn json(&self) -> &str {
+        // An event always serializes: its members are strings, numbers and times.
+        self.json
+            .get_or_init(|| serde_json::to_string(&self.event).unwrap_or_default())
+    }
+}
+
 /// Events a reader missed by falling too far behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{0} events were missed: the reader fell too far behind")]
@@ -218,7 +237,7 @@ pub struct Missed(pub u64);
 /// ([`World::stream_events`](crate::World::stream_events)).
 #[derive(Debug)]
 pub struct EventStream {
-    rx: broadcast::Receiver<Arc<Event>>,
+    rx: broadcast::Receiver<Arc<Published>>,
 }
 
 impl EventStream {
@@ -227,7 +246,7 @@ impl EventStream {
     pub async fn recv(&mut self) -> Result<Event, Missed> {
         loop {
             match self.rx.recv().await {
-                Ok(event) => return Ok(Event::clone(&event)),
+                Ok(published) => return Ok(published.event.clone()),
                 Err(broadcast::error::RecvError::Lagged(n)) => return Err(Missed(n)),
                 // The world holds the sender: it is gone only with the world.
                 Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
@@ -245,7 +264,7 @@ impl EventStream {
         let mut events = Vec::new();
         loop {
             match self.rx.try_recv() {
-                Ok(event) => events.push(Event::clone(&event)),
+                Ok(published) => events.push(published.event.clone()),
                 Err(broadcast::error::TryRecvError::Lagged(n)) => return Err(Missed(n)),
                 Err(_) => return Ok(events),
             }
@@ -260,7 +279,9 @@ pub(crate) struct Bus {
 }
 
 struct BusInner {
-    tx: broadcast::Sender<Arc<Event>>,
+    /// Made at the first reader: the channel holds its whole window from the
+    /// start, and a world nobody watches (most of a thousand) needs none.
+    tx: OnceLock<broadcast::Sender<Arc<Published>>>,
     /// The last number given; under the same lock as the send, so numbers
     /// reach every reader in order.
     seq: Mutex<u64>,
@@ -269,7 +290,7 @@ struct BusInner {
 impl std::fmt::Debug for Bus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bus")
-            .field("readers", &self.inner.tx.receiver_count())
+            .field("listening", &self.listening())
             .finish_non_exhaustive()
     }
 }
@@ -278,7 +299,7 @@ impl Default for Bus {
     fn default() -> Self {
         Self {
             inner: Arc::new(BusInner {
-                tx: broadcast::channel(CAPACITY).0,
+                tx: OnceLock::new(),
                 seq: Mutex::new(0),
             }),
         }
@@ -288,25 +309,36 @@ impl Default for Bus {
 impl Bus {
     /// Whether anyone reads: nothing is written for nobody.
     pub(crate) fn listening(&self) -> bool {
-        self.inner.tx.receiver_count() > 0
+        self.inner
+            .tx
+            .get()
+            .is_some_and(|tx| tx.receiver_count() > 0)
     }
 
     pub(crate) fn subscribe(&self) -> EventStream {
-        EventStream {
-            rx: self.inner.tx.subscribe(),
-        }
+        let tx = self
+            .inner
+            .tx
+            .get_or_init(|| broadcast::channel(CAPACITY).0);
+        EventStream { rx: tx.subscribe() }
     }
 
     pub(crate) fn publish(&self, at: DateTime<Utc>, kind: EventKind) {
+        let Some(tx) = self.inner.tx.get() else {
+            return;
+        };
         let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
         *seq += 1;
-        let event = Arc::new(Event {
-            seq: *seq,
-            at,
-            kind,
+        let event = Arc::new(Published {
+            event: Event {
+                seq: *seq,
+                at,
+                kind,
+            },
+            json: OnceLock::new(),
         });
         // No reader left: the event is for nobody.
-        self.inner.tx.send(event).ok();
+        tx.send(event).ok();
     }
 }
 

@@ -250,7 +250,7 @@ function renderBilling() {
 function renderFaults() {
   $('faults').replaceChildren(...state.faults.map((f) => el('li', {},
     el('code', {}, JSON.stringify(f)), ' ',
-    el('button', { type: 'button', onclick: () => act('DELETE', '/_mock/faults/' + encodeURIComponent(f.id)).then(loadFaults) }, 'remove'))));
+    el('button', { type: 'button', onclick: () => act('DELETE', '/_mock/faults/' + encodeURIComponent(f.id)).then(refreshFaults) }, 'remove'))));
 }
 
 // ---- state from events ----
@@ -352,14 +352,14 @@ function handle(event) {
       touch('billing');
       break;
     case 'fault':
-      loadFaults();
+      refreshFaults();
       break;
     case 'clock':
       $('clock').textContent = event.at;
       break;
     case 'reset':
       resetView();
-      loadAll();
+      loadAll().catch(() => {});
       break;
     default:
       // A kind this page does not know yet: nothing to show.
@@ -379,6 +379,11 @@ function resetView() {
 }
 
 // ---- what the world holds already ----
+
+// After an action or a fault used: a failure is on the notice line already.
+function refreshFaults() {
+  loadFaults().catch(() => {});
+}
 
 async function loadFaults() {
   state.faults = (await control('GET', '/_mock/faults')).data || [];
@@ -489,9 +494,9 @@ function wire() {
   });
   $('fault-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    act('POST', '/_mock/faults', numbers(formValues(e.target), ['status', 'delaySeconds', 'count'])).then(loadFaults);
+    act('POST', '/_mock/faults', numbers(formValues(e.target), ['status', 'delaySeconds', 'count'])).then(refreshFaults);
   });
-  $('clear-faults').addEventListener('click', () => act('DELETE', '/_mock/faults').then(loadFaults));
+  $('clear-faults').addEventListener('click', () => act('DELETE', '/_mock/faults').then(refreshFaults));
   $('model-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const v = formValues(e.target);

@@ -20,7 +20,8 @@ fn assert_numbered_without_gaps(events: &[Event]) {
 }
 
 /// The `data:` of each SSE message read from `response` until `count` came,
-/// each checked against the control contract's `Event` (or `Lagged`).
+/// each checked against the control contract's `Event` (or `Lagged`) and read
+/// back as the Rust face's `Event`.
 async fn sse_messages(response: reqwest::Response, count: usize) -> Vec<(Option<u64>, Value)> {
     let mut body = response.bytes_stream();
     let mut text = String::new();
@@ -48,6 +49,11 @@ async fn sse_messages(response: reqwest::Response, count: usize) -> Vec<(Option<
                 let schema = if data["type"] == "lagged" { "Lagged" } else { "Event" };
                 if let Err(fields) = control.validate(schema, &data) {
                     panic!("{data} is not an {schema} of the control contract: {fields:#?}");
+                }
+                if schema == "Event" {
+                    let typed: Event = serde_json::from_value(data.clone())
+                        .unwrap_or_else(|e| panic!("{data} reads as an Event: {e}"));
+                    assert_eq!(serde_json::to_value(&typed).ok(), Some(data.clone()));
                 }
                 messages.push((id, data));
             }
