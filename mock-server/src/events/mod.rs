@@ -43,7 +43,11 @@ pub struct Event {
 /// What an [`Event`] tells; in JSON, `type` names the variant in snake_case
 /// and the other members are the variant's fields in camelCase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum EventKind {
     /// A request of the service was answered (or dropped) and logged.
@@ -316,10 +320,7 @@ impl Bus {
     }
 
     pub(crate) fn subscribe(&self) -> EventStream {
-        let tx = self
-            .inner
-            .tx
-            .get_or_init(|| broadcast::channel(CAPACITY).0);
+        let tx = self.inner.tx.get_or_init(|| broadcast::channel(CAPACITY).0);
         EventStream { rx: tx.subscribe() }
     }
 

@@ -38,7 +38,10 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/_mock/ui/style.css", get(|| asset(STYLE, "text/css")))
         // Named by the page, so that the browser does not ask the service for
         // `/favicon.ico` and put a 404 in the request log.
-        .route("/_mock/ui/favicon.svg", get(|| asset(ICON, "image/svg+xml")))
+        .route(
+            "/_mock/ui/favicon.svg",
+            get(|| asset(ICON, "image/svg+xml")),
+        )
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
 }
 
