@@ -30,8 +30,8 @@ const CAPACITY: usize = 8192;
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Event {
-    /// 1 for the world's first event, then one more for each: a gap means
-    /// events were missed.
+    /// 1 for the first event the world told (once it had a reader), then one
+    /// more for each: a gap means events were missed.
     pub seq: u64,
     /// When it happened, on the mock's clock.
     pub at: DateTime<Utc>,
@@ -393,5 +393,28 @@ impl crate::World {
     /// ```
     pub fn stream_events(&self) -> EventStream {
         self.state.events().subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_numbered_from_the_first_reader_on_and_each_reader_gets_each() {
+        let bus = Bus::default();
+        bus.publish(Utc::now(), EventKind::Reset {});
+        assert!(!bus.listening(), "no reader, no channel");
+
+        let (mut a, mut b) = (bus.subscribe(), bus.subscribe());
+        bus.publish(Utc::now(), EventKind::Reset {});
+        bus.publish(Utc::now(), EventKind::Reset {});
+
+        for reader in [&mut a, &mut b] {
+            let seqs: Vec<u64> = reader.drain().unwrap().iter().map(|e| e.seq).collect();
+            assert_eq!(seqs, [1, 2]);
+        }
+        drop((a, b));
+        assert!(!bus.listening());
     }
 }

@@ -151,3 +151,71 @@ impl Store {
         self.note(at, kind);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::generations::tests::request;
+    use crate::store::tests::{at, run_due, with_user};
+
+    fn kinds(journal: &[(DateTime<Utc>, EventKind)]) -> Vec<String> {
+        journal
+            .iter()
+            .map(|(_, kind)| match kind {
+                EventKind::Generation { change, .. } => format!("generation {change}"),
+                EventKind::Ledger { kind, .. } => format!("ledger {kind}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_create_writes_its_charge_before_the_task_and_a_run_the_tasks_life() {
+        let (mut store, user) = with_user(10.0);
+        store.take_journal();
+        store.listen(true);
+
+        let accepted = store
+            .create_generation(user.user_id, request("a lighthouse", 2.5), at(0), 1.0)
+            .unwrap();
+        let created = store.take_journal();
+        run_due(&mut store, at(60));
+        let ran = store.take_journal();
+
+        assert_eq!(
+            kinds(&created),
+            ["ledger GENERATION_CHARGE", "generation created"]
+        );
+        assert_eq!(kinds(&ran), ["generation started", "generation ended"]);
+        let Some((
+            _,
+            EventKind::Ledger {
+                balance_rub,
+                reserved_rub,
+                ..
+            },
+        )) = created.first()
+        else {
+            unreachable!("a charge first");
+        };
+        assert_eq!((*balance_rub, *reserved_rub), (7.5, 2.5));
+        assert!(matches!(
+            &ran[1].1,
+            EventKind::Generation { generation_id, status, .. }
+                if *generation_id == accepted.id && status == "SUCCEEDED"
+        ));
+    }
+
+    #[test]
+    fn nothing_is_written_while_nobody_listens() {
+        let (mut store, user) = with_user(10.0);
+        store.listen(false);
+
+        store
+            .create_generation(user.user_id, request("a lighthouse", 2.5), at(0), 1.0)
+            .unwrap();
+        run_due(&mut store, at(60));
+
+        assert!(store.take_journal().is_empty());
+    }
+}
