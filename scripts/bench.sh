@@ -2,7 +2,7 @@
 # Runs every benchmark of the toolkit and writes BENCHMARKS.md, the table the README
 # quotes. Each figure is a median, beside a baseline measured in the same run.
 #
-#   bash scripts/bench.sh            # about 6 minutes on 2 cores, after the release build
+#   bash scripts/bench.sh            # about 8 minutes on 2 cores, after the release build
 #
 # The mock's HTTP benchmark drives the server with wrk from another process; wrk is
 # installed with apt-get when it is missing and apt-get is at hand.
@@ -31,6 +31,8 @@ echo "== mock memory per 100,000 finished generations" >&2
 cargo bench -q -p mediagen-mock-server --bench retention >"$logs/retention" 2>"$logs/retention.err"
 echo "== mock worlds: memory after 10,000 created and deleted" >&2
 cargo bench -q -p mediagen-mock-server --bench worlds >"$logs/worlds" 2>"$logs/worlds.err"
+echo "== the mock's live journal under load" >&2
+cargo bench -q -p mediagen-mock-server --bench events >"$logs/events" 2>"$logs/events.err"
 echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
 echo "== batches at the service's limits, polling and by webhook" >&2
@@ -71,6 +73,9 @@ start = result("startup", "startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
 rate = re.search(r"median (\d+)/s", delivery).group(1)
+paced = {r["readers"]: r for r in results("events", "paced")}
+saturated = {r["readers"]: r for r in results("events", "saturated")}
+alone, watched = paced["0"], paced["2"]
 
 rows = [
     ("verify a 1 KiB and a 64 KiB webhook", "`cargo bench -p webhook-verify --bench verify`",
@@ -83,6 +88,12 @@ rows = [
     (f"end to end at a steady rate: half the burst's maximum, {steady['seconds']} s",
      "`cargo bench -p mediagen --bench e2e` (second run; `MEDIAGEN_BENCH_RATE` sets the rate)",
      f"offered {int(steady['offered_per_second']):,}/s, achieved {int(steady['achieved_per_second']):,}/s; final state → verified delivery p50 {steady['p50_ms']} ms, p99 {steady['p99_ms']} ms, max {steady['max_ms']} ms; peak memory {steady['peak_mib']} MiB"),
+    (f"the mock's live journal: {int(alone['offered_per_second']):,} requests/s for {alone['seconds']} s, two `GET /_mock/events` readers",
+     "`cargo bench -p mediagen-mock-server --bench events`",
+     f"no event lost (each reader got every logged request, no gap in `seq`); {int(watched['achieved_per_second']):,}/s achieved, "
+     f"{int(alone['achieved_per_second']):,}/s without readers; latency p50 {watched['p50_ms']} ms (without: {alone['p50_ms']} ms), "
+     f"p99 {watched['p99_ms']} ms (without: {alone['p99_ms']} ms). Saturated by 64 clients: {int(saturated['2']['per_second']):,}/s "
+     f"with the readers, {int(saturated['0']['per_second']):,}/s without ({saturated['2']['lost']} events missed, told as `lagged`)"),
     (f"mock memory per 100,000 finished generations ({int(retention['generations']):,} in all)",
      "`cargo bench -p mediagen-mock-server --bench retention`",
      f"+{retention['bounded_mib_per_100k']} MiB with the default `--retain 20000`; +{retention['unbounded_mib_per_100k']} MiB with no bound"),

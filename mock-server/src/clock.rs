@@ -4,11 +4,13 @@
 //! - real: wall-clock time, optionally running `scale` times faster;
 //! - manual: time stands still until a test advances it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
+
+use crate::events::{Bus, EventKind};
 
 /// The one clock behind every delay of the mock: real (optionally scaled) or
 /// manual, moved only by [`Clock::advance`].
@@ -21,6 +23,8 @@ struct Inner {
     mode: Mode,
     /// Bumped on every manual advance so that sleepers re-check the time.
     ticks: watch::Sender<u64>,
+    /// The live journal a move is told to.
+    events: OnceLock<Bus>,
 }
 
 enum Mode {
@@ -90,7 +94,21 @@ impl Clock {
             inner: Arc::new(Inner {
                 mode,
                 ticks: watch::channel(0).0,
+                events: OnceLock::new(),
             }),
+        }
+    }
+
+    /// Tells every later move to `events`, before what it makes due is applied.
+    pub(crate) fn publish_moves(&self, events: Bus) {
+        self.inner.events.set(events).ok();
+    }
+
+    fn moved(&self, from: DateTime<Utc>, to: DateTime<Utc>) {
+        if let Some(events) = self.inner.events.get()
+            && events.listening()
+        {
+            events.publish(to, EventKind::Clock { from });
         }
     }
 
@@ -134,6 +152,7 @@ impl Clock {
     /// Makes the time on this clock `now` (a restored snapshot's), from which a
     /// real clock runs on at its scale.
     pub fn set_now(&self, now: DateTime<Utc>) {
+        let from = self.now();
         match &self.inner.mode {
             Mode::Real { origin, .. } => {
                 *origin.lock().unwrap_or_else(|p| p.into_inner()) = (now, Instant::now());
@@ -143,6 +162,7 @@ impl Clock {
             }
         }
         self.inner.ticks.send_modify(|t| *t += 1);
+        self.moved(from, now);
     }
 
     pub fn advance(&self, seconds: f64) -> Result<DateTime<Utc>, ClockError> {
@@ -152,16 +172,18 @@ impl Clock {
         let Mode::Manual { now } = &self.inner.mode else {
             return Err(ClockError::NotManual);
         };
-        let new = {
+        let (from, new) = {
             let mut now = now.lock().unwrap_or_else(|p| p.into_inner());
+            let from = *now;
             let new = now
                 .checked_add_signed(chrono::Duration::microseconds((seconds * 1e6) as i64))
                 .filter(|new| *new <= latest())
                 .ok_or_else(|| ClockError::OutOfRange(latest()))?;
             *now = new;
-            new
+            (from, new)
         };
         self.inner.ticks.send_modify(|t| *t += 1);
+        self.moved(from, new);
         Ok(new)
     }
 

@@ -12,6 +12,11 @@ use crate::domain::money::Kopecks;
 
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 
+/// The envelope's `code`, carried by an error answer's extensions for the
+/// request log.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorCode(pub(crate) String);
+
 /// The context of the request being answered: its id and the service time at
 /// which it arrived. Set by the request middleware for the whole handler task,
 /// so that an error built anywhere carries the request's id.
@@ -257,6 +262,10 @@ impl IntoResponse for ApiError {
             error["details"] = details;
         }
         let mut response = (self.status(), axum::Json(json!({ "error": error }))).into_response();
+        // For the request log, which sees the answer and not the error.
+        response
+            .extensions_mut()
+            .insert(ErrorCode(self.code().to_owned()));
         if let Some(secs) = self.retry_after() {
             response
                 .headers_mut()

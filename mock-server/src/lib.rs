@@ -17,6 +17,7 @@ mod control;
 mod delivery;
 mod domain;
 mod error;
+mod events;
 mod extract;
 mod refusal;
 mod render;
@@ -25,6 +26,7 @@ mod server;
 mod snapshot;
 mod state;
 mod store;
+mod ui;
 mod wire;
 mod worker;
 mod world;
@@ -39,6 +41,7 @@ pub use domain::fault::{Fault, FaultView};
 pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
+pub use events::{Event, EventKind, EventStream, Missed};
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{LoggedRequest, NewUser, OutboxMessage};
 pub use world::{ClockView, FaultHandle, GenerationRecord, Settings, UserView, World};
@@ -62,6 +65,8 @@ pub(crate) fn build_app(state: AppState) -> Router {
                 )),
         )
         .merge(control::router(&state))
+        .merge(events::stream::router())
+        .merge(ui::router())
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;

@@ -19,6 +19,7 @@ use crate::domain::UserId;
 use crate::domain::auth::{self, Scope};
 use crate::domain::catalog::Catalog;
 use crate::domain::money::Kopecks;
+use crate::events::{Bus, EventKind};
 use crate::store::{LoggedRequest, NewUser, RequestLog, Store};
 
 /// The mock's state, cheap to clone: every clone shares it.
@@ -51,6 +52,8 @@ struct Shared {
     demo_api_key: String,
     /// Signs presigned upload URLs; fresh at every start.
     upload_key: [u8; 32],
+    /// The live journal's readers (`GET /_mock/events`).
+    events: Bus,
 }
 
 /// The demo user's sign-in address.
@@ -63,6 +66,8 @@ impl AppState {
             ClockMode::Real => Clock::real(config.time_scale),
             ClockMode::Manual => Clock::manual(Utc::now()),
         };
+        let events = Bus::default();
+        clock.publish_moves(events.clone());
         let demo_api_key = config
             .demo_api_key
             .clone()
@@ -79,6 +84,7 @@ impl AppState {
                 base_url: OnceLock::new(),
                 demo_api_key,
                 upload_key: rand::random(),
+                events,
             }),
         };
         state.seed();
@@ -139,14 +145,56 @@ impl AppState {
     }
 
     /// Locks the store. Never hold the guard across an `.await`.
-    pub fn store(&self) -> MutexGuard<'_, Store> {
-        lock(&self.inner.store)
+    pub fn store(&self) -> StoreGuard<'_> {
+        let mut store = lock(&self.inner.store);
+        store.listen(self.inner.events.listening());
+        StoreGuard {
+            store,
+            events: &self.inner.events,
+        }
     }
 
-    /// Records a request in the log, within the retention bounds.
+    /// The world's live journal.
+    pub(crate) fn events(&self) -> &Bus {
+        &self.inner.events
+    }
+
+    /// Records a request in the log, within the retention bounds, and tells
+    /// the journal's readers (the fault that applied to it first).
     pub fn log_request(&self, entry: LoggedRequest) {
         let retention = self.inner.config.retention;
-        lock(&self.inner.requests).push(entry, retention);
+        let mut log = lock(&self.inner.requests);
+        // Under the log's lock, so that the journal tells requests in the
+        // log's order.
+        if self.inner.events.listening() {
+            if let Some(fault_id) = &entry.fault {
+                self.inner.events.publish(
+                    entry.at,
+                    EventKind::Fault {
+                        fault_id: fault_id.clone(),
+                        request_id: entry.request_id.clone(),
+                        user_id: entry.user_id,
+                        method: entry.method.clone(),
+                        path: entry.path.clone(),
+                        status: entry.status,
+                    },
+                );
+            }
+            self.inner.events.publish(
+                entry.at,
+                EventKind::Request {
+                    request_id: entry.request_id.clone(),
+                    method: entry.method.clone(),
+                    path: entry.path.clone(),
+                    status: entry.status,
+                    error_code: entry.error_code.clone(),
+                    user_id: entry.user_id,
+                    idempotency_key: entry.idempotency_key.clone(),
+                    fault: entry.fault.clone(),
+                },
+            );
+        }
+        log.push(entry, retention);
     }
 
     /// The request log, locked. Never hold the guard across an `.await`.
@@ -188,7 +236,38 @@ impl AppState {
     pub fn reset(&self) {
         *self.store() = Store::default();
         *self.requests() = RequestLog::default();
+        self.inner.events.publish(self.now(), EventKind::Reset {});
         self.seed();
+    }
+}
+
+/// The store, locked: what the operation changed is published on the live
+/// journal when the lock is let go, still in the order of changes.
+pub struct StoreGuard<'a> {
+    store: MutexGuard<'a, Store>,
+    events: &'a Bus,
+}
+
+impl std::ops::Deref for StoreGuard<'_> {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl std::ops::DerefMut for StoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
+
+impl Drop for StoreGuard<'_> {
+    fn drop(&mut self) {
+        // Before the lock is let go: the next operation's events come after.
+        for (at, kind) in self.store.take_journal() {
+            self.events.publish(at, kind);
+        }
     }
 }
 

@@ -169,3 +169,26 @@ def test_a_snapshot_moves_an_account_into_a_new_world() -> None:
         assert world.balance(user.user_id) == 42
         world.delete()
         assert mock.list_worlds() == []
+
+
+def test_the_live_journal_tells_a_request_and_a_clock_move_in_order() -> None:
+    with MockServer() as mock:
+        world = mock.create_world()
+        with world.stream_events(timeout=10) as events:
+            world.inject_fault("error", method="GET", path="/v1/account", status=503)
+            request = urllib.request.Request(
+                world.url("/v1/account"), headers={"Authorization": f"Bearer {world.api_key}"}
+            )
+            with pytest.raises(urllib.error.HTTPError):
+                NO_PROXY.open(request, timeout=5)
+            world.advance_clock(5)
+            seen = []
+            for event in events:
+                seen.append(event)
+                if event["type"] == "clock":
+                    break
+    kinds = [event["type"] for event in seen]
+    assert kinds == ["fault", "request", "clock"], kinds
+    assert seen[1]["status"] == 503 and seen[1]["path"] == "/v1/account"
+    assert seen[0]["requestId"] == seen[1]["requestId"]
+    assert [e["seq"] for e in seen] == sorted(e["seq"] for e in seen)

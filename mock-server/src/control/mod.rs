@@ -60,21 +60,32 @@ pub(crate) async fn require_admin_token(
     request: Request,
     next: Next,
 ) -> Response {
-    if let Some(token) = &state.config().admin_token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or_default();
-        if !bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
-            return ApiError::Authentication(
-                "The control API needs 'Authorization: Bearer <admin token>'",
-            )
-            .into_response();
-        }
+    if !admin_token_given(&state, bearer(request.headers())) {
+        return ApiError::Authentication(
+            "The control API needs 'Authorization: Bearer <admin token>'",
+        )
+        .into_response();
     }
     next.run(request).await
+}
+
+/// The token of an `Authorization: Bearer` header, empty when there is none.
+pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> &str {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+}
+
+/// Whether `given` is the `--admin-token` (compared in constant time), or
+/// none is set.
+pub(crate) fn admin_token_given(state: &AppState, given: &str) -> bool {
+    state
+        .config()
+        .admin_token
+        .as_ref()
+        .is_none_or(|token| bool::from(given.as_bytes().ct_eq(token.as_bytes())))
 }
 
 /// A request body of the control API: the name of its schema in the control

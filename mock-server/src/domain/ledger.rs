@@ -72,6 +72,9 @@ pub struct Ledger {
     charges: FastMap<Uuid, (UserId, Charge)>,
     /// Oldest first; the oldest are forgotten beyond the retention bounds.
     entries: VecDeque<Entry>,
+    /// Rows written since the store's lock was taken, for the live journal.
+    #[serde(skip)]
+    fresh: Vec<Entry>,
 }
 
 impl Ledger {
@@ -115,14 +118,21 @@ impl Ledger {
         generation_id: Option<Uuid>,
         at: DateTime<Utc>,
     ) {
-        self.entries.push_back(Entry {
+        let entry = Entry {
             id: Uuid::new_v4(),
             user_id,
             kind,
             amount,
             generation_id,
             at,
-        });
+        };
+        self.fresh.push(entry.clone());
+        self.entries.push_back(entry);
+    }
+
+    /// The rows written since the last call, oldest first.
+    pub fn take_fresh(&mut self) -> Vec<Entry> {
+        std::mem::take(&mut self.fresh)
     }
 
     fn account_mut(&mut self, user_id: UserId) -> Result<&mut Account, LedgerError> {

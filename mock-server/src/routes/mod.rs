@@ -147,6 +147,7 @@ async fn service_middleware(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         fault: fault_id,
+        error_code: None,
     };
     let Some(decision) = decision else {
         state.log_request(entry);
@@ -178,6 +179,10 @@ async fn service_middleware(
         }
     };
 
+    entry.error_code = response
+        .extensions()
+        .get::<crate::error::ErrorCode>()
+        .map(|code| code.0.clone());
     if mode != Responses::Full {
         response = responses::shaped(mode, method.as_str(), &entry.path, response).await;
     }

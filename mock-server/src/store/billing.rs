@@ -90,6 +90,7 @@ impl Store {
         let seq = self.invoices.len() as u64 + 1;
         let invoice = Invoice::for_topup(user_id, amount, seq, now);
         self.invoices.push(invoice.clone());
+        self.note_invoice(&invoice, now);
         Ok(invoice)
     }
 
@@ -129,6 +130,7 @@ impl Store {
         let paid = invoice.clone();
         // The invoice's user has an account: it was authenticated to create it.
         self.ledger.top_up(paid.user_id, paid.amount, now).ok();
+        self.note_invoice(&paid, now);
         Some(Ok(paid))
     }
 
@@ -163,6 +165,7 @@ impl Store {
                 .schedule(now + seconds(secs), record.id, JobKind::PayTopup);
         }
         self.topups.push(record.clone());
+        self.note_topup(&record, now);
         Ok(record)
     }
 
@@ -197,6 +200,7 @@ impl Store {
                 .top_up(settled.user_id, settled.amount, now)
                 .ok();
         }
+        self.note_topup(&settled, now);
         Some(Ok(settled))
     }
 

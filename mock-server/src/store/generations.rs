@@ -125,6 +125,7 @@ impl Store {
         }
         self.jobs
             .schedule(now + seconds(queue_seconds), id, JobKind::Start);
+        self.note_generation(id, "created", now);
         Ok(accepted)
     }
 
@@ -200,6 +201,7 @@ impl Store {
         let generation = generation.clone();
         self.ledger.refund(id, now).ok();
         self.finished(user_id, id, now);
+        self.note_generation(id, "cancelled", now);
         Some(Ok(generation))
     }
 }

@@ -157,6 +157,7 @@ impl Store {
                 if generation.start(job.due) {
                     let due = job.due + seconds(generation.attempt_secs);
                     self.jobs.schedule(due, job.target, JobKind::EndAttempt);
+                    self.note_generation(job.target, "started", job.due);
                 }
                 return None;
             }
@@ -175,6 +176,7 @@ impl Store {
                     job.target,
                     JobKind::EndAttempt,
                 );
+                self.note_generation(job.target, "attempt_failed", job.due);
                 return None;
             }
             AfterAttempt::Succeeded => {
@@ -190,6 +192,7 @@ impl Store {
                 }
             }
         }
+        self.note_generation(job.target, "ended", job.due);
         // After the ledger: a failure's refund is done before its event is queued
         // (service document: funds are already returned when it is sent).
         let generation = self.generations.get(&job.target)?.clone();

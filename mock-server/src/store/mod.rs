@@ -12,6 +12,7 @@ mod billing;
 mod files;
 mod generations;
 mod jobs;
+mod journal;
 mod retention;
 mod webhooks;
 
@@ -77,6 +78,9 @@ pub struct LoggedRequest {
     pub idempotency_key: Option<String>,
     /// The fault rule that applied to it, if any.
     pub fault: Option<String>,
+    /// The error envelope's `code`, when the answer is an error.
+    #[serde(default)]
+    pub error_code: Option<String>,
 }
 
 /// A message the service would send by e-mail.
@@ -166,6 +170,9 @@ pub struct Store {
     /// How much of what ended is remembered, and what ended, oldest first.
     retention: Retention,
     ended: retention::Ended,
+    /// What changed under the current lock, for the live journal.
+    #[serde(skip)]
+    journal: crate::events::Journal,
 }
 
 impl Store {
@@ -365,12 +372,21 @@ impl Store {
     pub fn send_magic_link(&mut self, email: &str, link: String, now: DateTime<Utc>) {
         let email = email.trim().to_lowercase();
         if self.users.values().any(|u| u.email.to_lowercase() == email) {
-            self.outbox.push(OutboxMessage {
+            let mail = OutboxMessage {
                 to: email,
                 subject: "Your sign-in link".into(),
                 link,
                 sent_at: now,
-            });
+            };
+            self.journal.push(
+                now,
+                crate::events::EventKind::Mail {
+                    to: mail.to.clone(),
+                    subject: mail.subject.clone(),
+                    link: mail.link.clone(),
+                },
+            );
+            self.outbox.push(mail);
         }
     }
 

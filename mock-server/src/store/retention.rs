@@ -137,6 +137,7 @@ mod tests {
             user_id: None,
             idempotency_key: None,
             fault: None,
+            error_code: None,
         }
     }
 

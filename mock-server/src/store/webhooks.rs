@@ -162,13 +162,22 @@ impl Store {
         let event_id = webhook::new_event_id();
         let bytes = body(&event_id);
         for endpoint in &targets {
-            self.enqueue_message(
+            let id = self.enqueue_message(
                 endpoint,
                 event_type,
                 event_id.clone(),
                 bytes.clone(),
                 ended.at,
             );
+            self.note_message_state(id, Some(ended.generation.id), ended.at);
+        }
+    }
+
+    fn note_message_state(&mut self, id: Uuid, generation_id: Option<Uuid>, at: DateTime<Utc>) {
+        if self.journal.is_on()
+            && let Some(message) = self.messages.get(&id).cloned()
+        {
+            self.note_message(&message, generation_id, at);
         }
     }
 
@@ -244,6 +253,7 @@ impl Store {
                     // No attempt is made, so its creation stands for when it ended.
                     let created_at = message.created_at;
                     self.message_ended(message_id, created_at);
+                    self.note_message_state(message_id, None, created_at);
                 }
                 None
             }
@@ -314,7 +324,14 @@ impl Store {
             response_excerpt: webhook::excerpt(&report.body),
             next_attempt_at,
         });
-        if was_pending && message.state != MessageState::Pending {
+        let ended = was_pending && message.state != MessageState::Pending;
+        if self.journal.is_on()
+            && let Some(message) = self.messages.get(&message_id).cloned()
+            && let Some(attempt) = message.attempts.last()
+        {
+            self.note_attempt(&message, attempt);
+        }
+        if ended {
             self.message_ended(message_id, at);
         }
         if let Some(due) = next_attempt_at {

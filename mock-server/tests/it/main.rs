@@ -13,6 +13,7 @@ mod control;
 mod delivery;
 mod edge;
 mod errors;
+mod events;
 mod faults;
 mod files;
 mod fuzz;

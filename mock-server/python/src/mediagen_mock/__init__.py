@@ -14,7 +14,7 @@ through the `mediagen_mock` fixture::
 from importlib.metadata import PackageNotFoundError, version
 
 from .errors import MockError, MockStartError
-from .server import ApiKey, ControlApi, MockServer, User, World, find_binary
+from .server import ApiKey, ControlApi, EventStream, MockServer, User, World, find_binary
 
 try:
     __version__ = version("mediagen-mock")
@@ -24,6 +24,7 @@ except PackageNotFoundError:  # imported from a source tree
 __all__ = [
     "ApiKey",
     "ControlApi",
+    "EventStream",
     "MockError",
     "MockServer",
     "MockStartError",

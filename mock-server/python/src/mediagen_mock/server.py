@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -24,7 +24,7 @@ from typing import IO, Any, Literal
 
 from .errors import MockError, MockStartError
 
-__all__ = ["ApiKey", "ControlApi", "MockServer", "User", "World", "find_binary"]
+__all__ = ["ApiKey", "ControlApi", "EventStream", "MockServer", "User", "World", "find_binary"]
 
 Clock = Literal["real", "manual"]
 Responses = Literal["full", "minimal", "extra"]
@@ -333,6 +333,10 @@ class ControlApi:
         answer: dict[str, Any] = self.control("POST", f"/_mock/topups/{_segment(topup_id)}/fail")
         return answer
 
+    def stream_events(self, timeout: float = 30.0) -> EventStream:
+        """The world's live journal from now on (`GET /_mock/events`): see `EventStream`."""
+        return EventStream(self.url("/_mock/events"), self.admin_token, timeout)
+
     def get_snapshot(self) -> dict[str, Any]:
         """The world's whole state as one JSON document, to keep as a fixture
         (`GET /_mock/snapshot`)."""
@@ -343,6 +347,57 @@ class ControlApi:
         """Replaces the world's state with a snapshot; a broken one raises
         `MockError` (400) and changes nothing (`PUT /_mock/snapshot`)."""
         self.control("PUT", "/_mock/snapshot", snapshot)
+
+
+class EventStream:
+    """A world's live journal, read as it happens (`GET /_mock/events`).
+
+    Iterate it for one dict per event: `seq`, `at` (the mock's clock), `type`
+    (`request`, `fault`, `generation`, `ledger`, `message`, `attempt`,
+    `topup`, `invoice`, `mail`, `clock`, `reset`, and any the mock adds later)
+    and the ids that tie events together (`requestId`, `userId`,
+    `generationId`, `messageId`). A reader that fell behind gets
+    `{"type": "lagged", "missed": n}`. The stream is open from the moment this
+    object exists, so nothing that happens after is missed; close it (or use
+    it as a context manager) when done. A read waits at most `timeout`
+    seconds (an idle stream sends a keep-alive every 15 s).
+    """
+
+    def __init__(self, url: str, admin_token: str | None, timeout: float) -> None:
+        headers = {"Accept": "text/event-stream"}
+        if admin_token is not None:
+            headers["Authorization"] = f"Bearer {admin_token}"
+        request = urllib.request.Request(url, headers=headers)
+        try:
+            self._answer = _OPENER.open(request, timeout=timeout)
+        except urllib.error.HTTPError as error:
+            raise _mock_error(error, "GET", "/_mock/events") from None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        data: list[str] = []
+        for raw in self._answer:
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[len("data:") :].lstrip())
+            elif not line and data:
+                event: dict[str, Any] = json.loads("\n".join(data))
+                data = []
+                yield event
+
+    def close(self) -> None:
+        """Ends the stream."""
+        self._answer.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 class World(ControlApi):
@@ -715,16 +770,20 @@ def _call(
         with _OPENER.open(request, timeout=30) as answer:
             raw = answer.read()
     except urllib.error.HTTPError as error:
-        text = error.read().decode("utf-8", errors="replace")
-        error.close()
-        try:
-            envelope = json.loads(text)
-        except ValueError:
-            envelope = None
-        raise MockError(
-            method, path, error.code, envelope if isinstance(envelope, dict) else None, text
-        ) from None
+        raise _mock_error(error, method, path) from None
     return json.loads(raw) if raw.strip() else None
+
+
+def _mock_error(error: urllib.error.HTTPError, method: str, path: str) -> MockError:
+    text = error.read().decode("utf-8", errors="replace")
+    error.close()
+    try:
+        envelope = json.loads(text)
+    except ValueError:
+        envelope = None
+    return MockError(
+        method, path, error.code, envelope if isinstance(envelope, dict) else None, text
+    )
 
 
 def _reader_alive(reader: threading.Thread | None) -> bool:

@@ -1,0 +1,115 @@
+//! `GET /_mock/events`: a world's live journal as Server-Sent Events, one
+//! `data:` line of JSON per event with its `seq` as the SSE `id`; a reader that
+//! fell behind gets `{"type":"lagged","missed":N}` where the events it missed
+//! were.
+
+use std::convert::Infallible;
+use std::fmt::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+use crate::control::{admin_token_given, bearer};
+use crate::error::ApiError;
+use crate::events::Published;
+use crate::state::AppState;
+
+/// An idle stream sends a comment this often.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How long the first event of a burst waits for the rest.
+const GATHER: Duration = Duration::from_millis(5);
+/// Events written at most in one frame.
+const MAX_FRAME: usize = 1024;
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/_mock/events", get(stream_events))
+        .method_not_allowed_fallback(crate::routes::method_not_allowed)
+}
+
+/// Whether a request of the stream or the page carries the admin token, when
+/// one is set: as the control API takes it, or as `?token=`, since a browser
+/// cannot send a header when it opens a page or an `EventSource`. Neither
+/// acts: every control action still needs the header.
+pub(crate) fn admitted(state: &AppState, request: &Request) -> bool {
+    let header = bearer(request.headers());
+    if !header.is_empty() {
+        return admin_token_given(state, header);
+    }
+    let query = request.uri().query().unwrap_or_default();
+    let token = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "token")
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default();
+    admin_token_given(state, &token)
+}
+
+/// An SSE message: `id` (the event's `seq`) and `data` (its JSON, one line);
+/// in place of missed events, `{"type":"lagged","missed":N}` without an id.
+fn write(frame: &mut String, received: Result<Arc<Published>, RecvError>) {
+    match received {
+        Ok(event) => {
+            // JSON written by serde has no raw line break: one `data` line.
+            let _ = write!(frame, "id: {}\ndata: {}\n\n", event.seq(), event.json());
+        }
+        Err(RecvError::Lagged(missed)) => {
+            let _ = write!(
+                frame,
+                "data: {{\"type\":\"lagged\",\"missed\":{missed}}}\n\n"
+            );
+        }
+        Err(RecvError::Closed) => {}
+    }
+}
+
+async fn stream_events(State(state): State<AppState>, request: Request) -> Response {
+    if !admitted(&state, &request) {
+        return ApiError::Authentication(
+            "The event stream needs 'Authorization: Bearer <admin token>' or '?token=<admin token>'",
+        )
+        .into_response();
+    }
+    let events = state.events().subscribe();
+    let stream = futures::stream::unfold(events.rx, |mut rx| async move {
+        let mut frame = String::new();
+        match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
+            // A comment line, so that proxies and clients keep an idle stream open.
+            Err(_) => frame.push_str(":\n\n"),
+            Ok(Err(RecvError::Closed)) => return None,
+            Ok(first) => {
+                write(&mut frame, first);
+                // One write and one wake-up for what comes in a burst, rather
+                // than one per event: under load the readers cost the
+                // requests little.
+                tokio::time::sleep(GATHER).await;
+                for _ in 1..MAX_FRAME {
+                    match rx.try_recv() {
+                        Ok(event) => write(&mut frame, Ok(event)),
+                        Err(TryRecvError::Lagged(missed)) => {
+                            write(&mut frame, Err(RecvError::Lagged(missed)));
+                        }
+                        Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                    }
+                }
+            }
+        }
+        Some((Ok::<_, Infallible>(Bytes::from(frame)), rx))
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-store"),
+            // A proxy in front must pass each event on at once.
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}

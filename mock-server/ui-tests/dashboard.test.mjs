@@ -1,0 +1,298 @@
+// Browser tests of the mock's dashboard (GET /_mock/ui): the real mediagen-mock
+// binary with a manual clock, Debian's chromium driven by playwright-core.
+//
+//   MEDIAGEN_MOCK_BIN=target/debug/mediagen-mock node --test dashboard.test.mjs
+//
+// Each test starts its own mock on 127.0.0.1:0 and its own browser profile.
+// Screenshots go to artifacts/; with UPDATE_README_SCREENSHOT=1 the last one
+// also replaces mock-server/docs/dashboard.png.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtempSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const mockBin = process.env.MEDIAGEN_MOCK_BIN || join(here, '../../target/debug/mediagen-mock');
+const artifacts = join(here, 'artifacts');
+mkdirSync(artifacts, { recursive: true });
+const WAIT = 15_000;
+
+const cleanups = [];
+after(async () => {
+  for (const clean of cleanups.reverse()) await clean();
+});
+
+// The mock binary on a free port; its address and demo key from its stdout.
+async function startMock(...args) {
+  const child = spawn(mockBin, ['--listen', '127.0.0.1:0', '--clock', 'manual', '--rate-limits', 'off', '--allow-private-webhooks', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d) => (log += d));
+  const started = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const url = out.match(/listening on (http:\/\/\S+)/);
+      const key = out.match(/demo API key: (\S+)/);
+      if (url && key) resolve({ url: url[1], key: key[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`mediagen-mock exited ${code}: ${log}`)));
+  });
+  cleanups.push(() => child.kill());
+  return { ...started, log: () => log };
+}
+
+// A local HTTP server (a webhook receiver, a page of another origin),
+// closed with its connections when the run ends.
+async function listen(server) {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  return `http://127.0.0.1:${server.address().port}`;
+}
+
+async function api(mock, method, path, body, headers = {}) {
+  const response = await fetch(mock.url + path, {
+    method,
+    headers: { authorization: 'Bearer ' + mock.key, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+// A fresh chromium profile (its user-data-dir) for each test; every dialog is recorded (and
+// dismissed), so that a script run by markup would be seen.
+async function openBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), 'mediagen-ui-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-quic',
+      '--disable-sync',
+    ],
+  });
+  cleanups.push(async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  const dialogs = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    dialog.dismiss().catch(() => {});
+  });
+  // Script errors, and answers the page did not expect.
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('response', (r) => {
+    if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+  });
+  return { page, dialogs, errors };
+}
+
+async function openDashboard(page, mock, query = '') {
+  const response = await page.goto(mock.url + '/_mock/ui' + query);
+  assert.equal(response.status(), 200);
+  await page.locator('#live.on').waitFor({ timeout: WAIT });
+  return response;
+}
+
+function generationCard(page, id) {
+  return page.locator(`#generations [data-generation-id="${id}"]`);
+}
+
+async function textOf(locator) {
+  await locator.waitFor({ timeout: WAIT });
+  return locator.textContent();
+}
+
+async function waitForText(locator, pattern) {
+  const deadline = Date.now() + WAIT;
+  let text = '';
+  while (Date.now() < deadline) {
+    text = (await locator.count()) ? await locator.first().textContent() : '';
+    if (pattern.test(text)) return text;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`expected ${pattern} in: ${text}`);
+}
+
+async function advance(page, seconds) {
+  await page.fill('#advance-seconds', String(seconds));
+  await page.click('#advance');
+}
+
+test('a generation created through the API appears and ends live after a click on advance', async () => {
+  const mock = await startMock();
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  const created = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a lighthouse at dusk', params: { aspect_ratio: '16:9' } });
+  assert.equal(created.status, 202);
+  const card = generationCard(page, created.body.id);
+
+  assert.match(await textOf(card), /PENDING/);
+  await waitForText(page.locator('#requests tr'), /POST\/v1\/generations202/);
+  await advance(page, 60);
+  await waitForText(card.locator('.head'), /SUCCEEDED/);
+  const timeline = await card.locator('.timeline li').allTextContents();
+  assert.deepEqual(timeline.map((line) => line.split(' ').slice(1, 4).join(' ')), ['created → PENDING', 'started → PROCESSING', 'ended → SUCCEEDED']);
+  assert.match(await textOf(card.locator('.head')), /cost \d+\.\d\d ₽/);
+  assert.deepEqual(errors, []);
+});
+
+test('a webhook delivery to a receiver answering 500 then 200 shows both attempts', async () => {
+  const mock = await startMock();
+  const answers = [500, 200];
+  const received = [];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = answers.shift() ?? 200;
+      received.push(status);
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(status === 500 ? 'receiver down <b>bold</b>' : 'ok');
+    });
+  });
+  const hook = (await listen(receiver)) + '/hook';
+  const endpoint = await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
+  assert.equal(endpoint.status, 201);
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  const created = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a harbour', params: { aspect_ratio: '16:9' } });
+  await advance(page, 60);
+  const message = page.locator('#messages .message');
+  await waitForText(message.locator('.attempts'), /#1 .*HTTP 500/);
+  assert.match(await message.locator('.attempts li').first().textContent(), /next retry/);
+  assert.match(await message.locator('.head').textContent(), /pending generation\.completed/);
+  await advance(page, 10);
+  await waitForText(message.locator('.head'), /delivered/);
+
+  const attempts = await message.locator('.attempts li').allTextContents();
+  assert.equal(attempts.length, 2);
+  assert.match(attempts[0], /#1 .* HTTP 500 in \d+ ms.*receiver down <b>bold<\/b>/);
+  assert.match(attempts[1], /#2 .* HTTP 200 in \d+ ms/);
+  assert.equal(await page.locator('#messages b').count(), 0, "the receiver's answer is text");
+  assert.match(await message.locator('.head').textContent(), new RegExp('task ' + created.body.id.slice(0, 8)));
+  assert.deepEqual(received, [500, 200]);
+  await page.screenshot({ path: join(artifacts, 'webhook-attempts.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('a prompt of markup is shown as text and runs no script', async () => {
+  const mock = await startMock();
+  const { page, dialogs, errors } = await openBrowser();
+  await openDashboard(page, mock);
+  const prompt = '<img src=x onerror=alert(1)>';
+
+  const created = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt, params: { aspect_ratio: '16:9' } }, { 'idempotency-key': '<script>alert(2)</script>' });
+  const card = generationCard(page, created.body.id);
+
+  assert.equal(await textOf(card.locator('.prompt')), prompt);
+  await advance(page, 60);
+  await waitForText(card.locator('.head'), /SUCCEEDED/);
+  assert.equal(await page.locator('main img, main script').count(), 0);
+  assert.deepEqual(dialogs, [], 'no alert ran');
+  // The page's policy would also have refused an inline handler: nothing was even tried.
+  assert.deepEqual(errors, []);
+});
+
+test('with an admin token the page needs it, and its controls send it as a header', async () => {
+  const mock = await startMock('--admin-token', 'T0k3n');
+  const { page, errors } = await openBrowser();
+
+  const refused = await page.goto(mock.url + '/_mock/ui');
+  assert.equal(refused.status(), 401);
+  assert.match(await page.textContent('body'), /AUTHENTICATION_ERROR/);
+
+  await openDashboard(page, mock, '?token=T0k3n');
+  assert.equal(new URL(page.url()).search, '', 'the token leaves the address bar');
+  const before = await waitForText(page.locator('#clock'), /^\d{4}-/);
+  await advance(page, 3600);
+  await waitForText(page.locator('#notice'), /clock\/advance ✓/);
+  const clock = await api(mock, 'GET', '/_mock/clock', undefined, { authorization: 'Bearer T0k3n' });
+  assert.equal(new Date(clock.body.now) - new Date(before), 3600 * 1000);
+
+  // A page of another origin cannot send the header: the browser's preflight
+  // gets no CORS grant, and without the header the mock refuses.
+  const other = createServer((_, res) => res.end('<!doctype html><title>elsewhere</title>'));
+  await page.goto((await listen(other)).replace('127.0.0.1', 'localhost') + '/');
+  const outcome = await page.evaluate(async (url) => {
+    const tries = {};
+    try {
+      const r = await fetch(url + '/_mock/clock/advance', { method: 'POST', headers: { authorization: 'Bearer T0k3n', 'content-type': 'application/json' }, body: '{"seconds":1}' });
+      tries.withHeader = r.status;
+    } catch (e) {
+      tries.withHeader = 'blocked';
+    }
+    try {
+      await fetch(url + '/_mock/clock/advance', { method: 'POST', mode: 'no-cors', body: '{"seconds":1}' });
+      tries.simple = 'sent';
+    } catch (e) {
+      tries.simple = 'blocked';
+    }
+    return tries;
+  }, mock.url);
+  assert.equal(outcome.withHeader, 'blocked');
+  const after = await api(mock, 'GET', '/_mock/clock', undefined, { authorization: 'Bearer T0k3n' });
+  assert.equal(after.body.now, clock.body.now, 'the clock did not move');
+  // Only the refusals asked for above.
+  assert.deepEqual(errors.filter((e) => !e.endsWith('/_mock/ui') && !e.includes('/_mock/clock/advance')), []);
+});
+
+test('the dashboard of a busy world (the screenshot in the README)', async () => {
+  const mock = await startMock();
+  const answers = [500, 200];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = answers.shift() ?? 200;
+      res.writeHead(status);
+      res.end(status === 500 ? 'upstream unavailable' : 'thanks');
+    });
+  });
+  await api(mock, 'POST', '/v1/webhook-endpoints', { url: (await listen(receiver)) + '/hook' });
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a lighthouse at dusk', params: { aspect_ratio: '16:9' } });
+  await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a storm mock:fail=timeout', params: { aspect_ratio: '1:1' } });
+  await api(mock, 'POST', '/v1/generations', { modelSlug: 'nope', prompt: 'x' });
+  await api(mock, 'POST', '/v1/billing/topup', { amountRub: 500 });
+  await page.fill('#fault-form [name=path]', '/v1/generations/*');
+  await page.fill('#fault-form [name=method]', 'GET');
+  await page.fill('#fault-form [name=status]', '503');
+  await page.click('#fault-form button[type=submit]');
+  await page.locator('#faults li').waitFor({ timeout: WAIT });
+  await api(mock, 'GET', '/v1/generations/00000000-0000-4000-8000-000000000000');
+  await advance(page, 60);
+  await advance(page, 10);
+  await waitForText(page.locator('#messages .message .head').first(), /delivered|pending/);
+  await page.locator('#users .user .keys').first().waitFor({ timeout: WAIT });
+  await waitForText(page.locator('#generations'), /FAILED.*refund/s);
+
+  const shot = join(artifacts, 'dashboard.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  if (process.env.UPDATE_README_SCREENSHOT === '1') {
+    copyFileSync(shot, join(here, '../docs/dashboard.png'));
+  }
+  assert.doesNotMatch(await page.textContent('#users'), /mg_live_\w+_\w{20,}/, 'keys by their public part only');
+  assert.deepEqual(errors, []);
+});
