@@ -9,11 +9,12 @@
 //! clock; a key of one world is unknown in every other.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{Extensions, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, post};
 use chrono::{DateTime, Utc};
@@ -218,6 +219,15 @@ async fn enter(State(worlds): State<Worlds>, request: Request) -> Response {
         return ApiError::from(Missing::World(id)).into_response();
     };
     parts.uri = uri;
+    // The route's own path parameters (`{id}`, `{*rest}`) sit in the
+    // extensions, and the world's router would add its own after them, so a
+    // handler reading one parameter would find three: the world gets the
+    // request as the connection gave it.
+    let connect_info = parts.extensions.get::<ConnectInfo<SocketAddr>>().copied();
+    parts.extensions = Extensions::new();
+    if let Some(connect_info) = connect_info {
+        parts.extensions.insert(connect_info);
+    }
     match app.oneshot(Request::from_parts(parts, body)).await {
         Ok(response) => response,
         Err(never) => match never {},

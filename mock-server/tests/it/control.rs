@@ -206,3 +206,49 @@ async fn admin_token_guards_the_control_api() {
         .await;
     assert_eq!(allowed.status, 200);
 }
+
+#[tokio::test]
+async fn a_world_serves_routes_with_path_parameters() {
+    let app = App::start().await;
+    let world = app.control(Method::POST, "/_mock/worlds", json!({})).await;
+    assert_eq!(world.status, 201);
+    let base = world.body["baseUrl"].as_str().expect("baseUrl");
+    let prefix = base
+        .strip_prefix(&app.mock.uri())
+        .expect("under the server");
+    let key = world.body["demoApiKey"].as_str().expect("demo key");
+    let user = app
+        .control(Method::POST, &format!("{prefix}/_mock/users"), json!({}))
+        .await;
+    let id = user.body["userId"].as_str().expect("userId");
+    let read = app
+        .send(
+            Method::GET,
+            &format!("{prefix}/_mock/users/{id}"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(read.status, 200);
+    assert_eq!(read.body["userId"], json!(id));
+    let created = app
+        .send(
+            Method::POST,
+            &format!("{prefix}/v1/generations"),
+            Some(key),
+            Some(image_request("p")),
+        )
+        .await;
+    assert_eq!(created.status, 202);
+    let generation = created.body["id"].as_str().expect("id");
+    let fetched = app
+        .send(
+            Method::GET,
+            &format!("{prefix}/v1/generations/{generation}"),
+            Some(key),
+            None,
+        )
+        .await;
+    assert_eq!(fetched.status, 200);
+    assert_eq!(fetched.body["id"], json!(generation));
+}
