@@ -388,11 +388,12 @@ export class MockServer extends MockClient {
    */
   async stop({ timeoutMs = 10_000 } = {}) {
     if (this.running) {
+      // Waiting for the exit keeps this process alive, which the child no longer does.
+      this.#child.ref();
       this.#child.kill("SIGTERM");
       let timer;
       const late = new Promise((resolve) => {
         timer = setTimeout(resolve, timeoutMs, "late");
-        timer.unref();
       });
       if ((await Promise.race([this.#exited, late])) === "late") {
         this.#child.kill("SIGKILL");

@@ -5,8 +5,8 @@
 //   const mock = mockWorlds();
 //   test("...", async () => { mock.world.baseUrl; mock.world.apiKey; });
 //
-// Run with `node --import mediagen-mock/node-test-setup --test` for one mock
-// for the whole run; without it, each test file starts its own.
+// Run with `mediagen-mock-test` (node --test with one mock for the whole
+// run); with a plain `node --test`, each test file starts its own.
 import { after, afterEach, before, beforeEach } from "node:test";
 
 import { worldPerTest } from "./index.js";

@@ -3,7 +3,7 @@
 // (MEDIAGEN_MOCK_URL, ...); stopped when the run ends. In the tests,
 // `worldPerTest({ beforeAll, afterAll, beforeEach, afterEach })` gives each
 // test a fresh world. Options: the mock's own environment variables, as for
-// `mediagen-mock/node-test-setup`.
+// `mediagen-mock-test`.
 import { ENV, startMock } from "./index.js";
 
 export default async function setup() {
