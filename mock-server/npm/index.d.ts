@@ -84,7 +84,36 @@ export interface LoggedRequest {
 }
 
 /** A webhook message with its state, payload and attempts. */
-export type Delivery = Record<string, unknown>;
+export interface Delivery {
+  /** The `webhook-id` header of every attempt. */
+  messageId: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  userId: string;
+  /** `pending`, `delivered`, `exhausted` or `dropped`. */
+  state: string;
+  createdAt: string;
+  /** The body every attempt sends. */
+  payload: Record<string, unknown>;
+  attempts: DeliveryAttempt[];
+  [member: string]: unknown;
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  attempt: number;
+  /** `scheduled`, or `manual` for a redelivery. */
+  trigger: string;
+  attemptedAt: string;
+  succeeded: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  nextAttemptAt: string | null;
+  [member: string]: unknown;
+}
 
 export interface DnsSet {
   host: string;

@@ -532,7 +532,8 @@ export async function failureReport(world, server = world, { logLines = 40 } = {
     parts.push(`request log unavailable: ${error.message}`);
   }
   const log = typeof server.log === "function" ? server.log() : "";
-  if (log) {
+  if (server.logPath && !log.trim()) parts.push(`process log (${server.logPath}): empty`);
+  if (log.trim()) {
     const tail = log.trimEnd().split("\n").slice(-logLines);
     parts.push(`process log (${server.logPath}), last ${tail.length} lines:`, ...tail.map((l) => `  ${l}`));
   }
@@ -570,7 +571,8 @@ export function worldPerTest(hooks, { world: settings = {}, mock: options = {} }
     if (!world) return;
     if (failed(context)) {
       const report = await failureReport(world, server);
-      if (typeof context?.diagnostic === "function") context.diagnostic(report);
+      // node:test escapes a new line inside one diagnostic: one per line.
+      if (typeof context?.diagnostic === "function") for (const line of report.split("\n")) context.diagnostic(line);
       else console.error(report);
     }
     await world.delete();

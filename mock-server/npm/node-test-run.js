@@ -7,15 +7,19 @@
 // it), runs `node --test` with the arguments given, and stops the mock when
 // that ends, with its exit code. SIGINT and SIGTERM go to the tests first.
 //
-// The mock's options are its own environment variables
-// (MEDIAGEN_MOCK_ALLOW_PRIVATE_WEBHOOKS=true, MEDIAGEN_MOCK_RATE_LIMITS=off, ...);
-// each world chooses its clock and response mode.
+// The mock's flags: `--mock-arg=FLAG` (repeatable, written with `=`), such as
+// `--mock-arg=--allow-private-webhooks`, or its own environment variables
+// (MEDIAGEN_MOCK_ALLOW_PRIVATE_WEBHOOKS=true, ...); each world chooses its
+// clock and response mode.
 import { spawn } from "node:child_process";
 
 import { startMock } from "./index.js";
 
-const mock = await startMock();
-const tests = spawn(process.execPath, ["--test", ...process.argv.slice(2)], {
+const MOCK_ARG = "--mock-arg=";
+const argv = process.argv.slice(2);
+const args = argv.filter((a) => a.startsWith(MOCK_ARG)).map((a) => a.slice(MOCK_ARG.length));
+const mock = await startMock({ args });
+const tests = spawn(process.execPath, ["--test", ...argv.filter((a) => !a.startsWith(MOCK_ARG))], {
   stdio: "inherit",
   env: { ...process.env, ...mock.env() },
 });
