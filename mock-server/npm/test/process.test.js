@@ -105,8 +105,8 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
-test("a failing test shows its world's request log", async () => {
-  const run = await node(["--test", "world-fails.test.js"]);
+test("a failing test shows its world's request log, and mediagen-mock-test fails", async () => {
+  const run = await node([runner, "world-fails.test.js"]);
   assert.equal(run.code, 1, run.out);
   assert.match(run.out, /request log \(1, newest last\)/);
   assert.match(run.out, /GET \/v1\/generations\/not-a-task -> 404/);
