@@ -87,6 +87,7 @@ function cargoBuild(profile) {
 /** Puts `source` at bin/mediagen-mock: a hard link (no copy of a large file) when it can. */
 function place(source) {
   fs.mkdirSync(path.dirname(target), { recursive: true });
+  if (sameFile(source, target)) return;
   const temporary = `${target}.${process.pid}`;
   try {
     fs.linkSync(source, temporary);
@@ -96,6 +97,16 @@ function place(source) {
   fs.chmodSync(temporary, 0o755);
   // A rename, so that a link npm made to the old file never points at half a file.
   fs.renameSync(temporary, target);
+}
+
+/** Whether two paths are links to one file (a rename between them would do nothing). */
+function sameFile(a, b) {
+  try {
+    const [x, y] = [fs.statSync(a), fs.statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 function runs(binary) {

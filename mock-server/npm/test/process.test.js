@@ -54,8 +54,11 @@ function node(args, env = {}) {
   });
 }
 
-function tempFile(name) {
-  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mediagen-mock-test-")), name);
+/** A file in a folder of its own, removed after the test. */
+function tempFile(t, name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mediagen-mock-test-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return path.join(dir, name);
 }
 
 test("startMock answers on a free port of 127.0.0.1, and stop() ends the process", async () => {
@@ -80,8 +83,8 @@ test("a mock that cannot start rejects with its log", async () => {
   await assert.rejects(startMock({ binary: "/nonexistent/mediagen-mock" }), MockStartError);
 });
 
-test("a test that throws leaves no mediagen-mock behind", async () => {
-  const pidFile = tempFile("pid");
+test("a test that throws leaves no mediagen-mock behind", async (t) => {
+  const pidFile = tempFile(t, "pid");
   const run = await node(["--test", "throws.test.js"], { PID_FILE: pidFile });
   assert.equal(run.code, 1, run.out);
   assert.match(run.out, /the test failed/);
@@ -112,8 +115,8 @@ test("a failing test shows its world's request log, and mediagen-mock-test fails
   assert.match(run.out, /GET \/v1\/generations\/not-a-task -> 404/);
 });
 
-test("with mediagen-mock-test, one mock serves the run and each test gets a fresh world", async () => {
-  const seenFile = tempFile("seen");
+test("with mediagen-mock-test, one mock serves the run and each test gets a fresh world", async (t) => {
+  const seenFile = tempFile(t, "seen");
   const run = await node([runner, "shared-a.test.js", "shared-b.test.js"], {
     SEEN_FILE: seenFile,
   });
