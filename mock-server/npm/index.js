@@ -432,8 +432,11 @@ export async function startMock(options = {}) {
     fs.closeSync(logFd);
   }
   // Neither the process nor its output keeps this one alive: a suite that
-  // forgets stop() still ends, and the exit hook ends the mock.
+  // forgets stop() still ends, and the exit hook ends the mock, from now on.
   child.unref();
+  const starting = { kill: () => child.kill("SIGKILL") };
+  running.add(starting);
+  hookProcessEnd();
   const readLog = () => {
     try {
       return fs.readFileSync(logPath, "utf8");
@@ -445,12 +448,14 @@ export async function startMock(options = {}) {
   try {
     address = await waitForAddress(child, timeoutMs);
   } catch (error) {
+    running.delete(starting);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const log = readLog();
     fs.rmSync(logDir, { recursive: true, force: true });
     throw new MockStartError(`${error.message}: ${command.join(" ")}`, log);
   }
   const { baseUrl, apiKey } = address;
+  running.delete(starting);
   const mock = new MockServer(child, {
     baseUrl,
     apiKey,

@@ -11,60 +11,58 @@ export type GenerationEvent =
   | components["schemas"]["GenerationCompletedEvent"]
   | components["schemas"]["GenerationFailedEvent"];
 
+/** One delivery as the receiver judged it: the event when it verified, nothing when refused (400). */
+export type Received = { verified: true; event: GenerationEvent } | { verified: false };
+
 export interface Receiver {
   url: string;
   /** Set once the endpoint is registered: the service shows the secret once. */
   secret: string | undefined;
-  /** Verified events, in the order they came. */
-  events: GenerationEvent[];
-  /** How many deliveries failed verification (answered 400). */
-  rejected: number;
-  /** Resolves with the next verified event (or one already received and not yet taken). */
-  next(timeoutMs?: number): Promise<GenerationEvent>;
+  /** Resolves with the next delivery (or one already received and not yet taken). */
+  next(timeoutMs?: number): Promise<Received>;
   close(): Promise<void>;
 }
 
 export async function startReceiver(): Promise<Receiver> {
-  const waiting: Array<(event: GenerationEvent) => void> = [];
-  let taken = 0;
-  const receiver: Receiver = {
-    url: "",
-    secret: undefined,
-    events: [],
-    rejected: 0,
-    next(timeoutMs = 10_000) {
-      if (taken < receiver.events.length) return Promise.resolve(receiver.events[taken++]!);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no webhook within ${timeoutMs} ms`)), timeoutMs);
-        waiting.push((event) => {
-          clearTimeout(timer);
-          taken++;
-          resolve(event);
-        });
-      });
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const received: Received[] = [];
+  const waiting: Array<(delivery: Received) => void> = [];
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      let event: GenerationEvent;
+      let delivery: Received;
       try {
         if (!receiver.secret) throw new Error("no secret yet");
-        event = new Webhook(receiver.secret).verify(body, request.headers as Record<string, string>) as GenerationEvent;
+        const event = new Webhook(receiver.secret).verify(body, request.headers as Record<string, string>);
+        delivery = { verified: true, event: event as GenerationEvent };
+        // Answer at once; the work happens elsewhere.
+        response.writeHead(204).end();
       } catch {
-        receiver.rejected++;
+        delivery = { verified: false };
         response.writeHead(400).end();
-        return;
       }
-      // Answer at once; the work happens elsewhere.
-      response.writeHead(204).end();
-      receiver.events.push(event);
-      waiting.shift()?.(event);
+      const waiter = waiting.shift();
+      if (waiter) waiter(delivery);
+      else received.push(delivery);
     });
   });
+  const receiver: Receiver = {
+    url: "",
+    secret: undefined,
+    next(timeoutMs = 10_000) {
+      const ready = received.shift();
+      if (ready) return Promise.resolve(ready);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no webhook within ${timeoutMs} ms`)), timeoutMs);
+        waiting.push((delivery) => {
+          clearTimeout(timer);
+          resolve(delivery);
+        });
+      });
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/mediagen`;
   return receiver;

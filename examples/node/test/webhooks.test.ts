@@ -21,31 +21,27 @@ test("a completed generation is delivered, signed, to the receiver", async () =>
   const created = await createGeneration(client, { modelSlug: "flux-schnell", prompt: "a lighthouse" }, { wait: mock.wait });
   assert.equal((await waitForFinal(client, created.id, { wait: mock.wait })).status, "SUCCEEDED");
 
-  const event = await receiver.next();
+  const delivery = await receiver.next();
+  assert.ok(delivery.verified, "the signature verifies");
+  const { event } = delivery;
   assert.equal(event.type, "generation.completed");
   assert.equal(event.data.generation.id, created.id);
-  assert.equal(receiver.rejected, 0);
   if (event.type === "generation.completed") assert.ok(event.data.generation.output_urls.length);
-  const [delivery, ...more] = await mock.world.listDeliveries();
-  assert.deepEqual(more, []);
-  assert.equal(delivery?.eventId, event.id);
-  assert.equal(delivery?.state, "delivered");
-  assert.deepEqual(delivery?.attempts.map((a) => a.responseStatus), [204]);
+
+  // One message for the one endpoint (its attempt is recorded once the mock has read the 204,
+  // which may be after this line: the attempt itself is not asserted).
+  const messages = await mock.world.listDeliveries();
+  assert.deepEqual(messages.map((m) => m.eventId), [event.id]);
 });
 
-test("a delivery signed with another secret is refused", async () => {
+test("a delivery that does not verify with the receiver's secret is refused", async () => {
   const client = mock.client();
   const { data: endpoint } = await client.POST("/v1/webhook-endpoints", { body: { url: receiver.url } });
   assert.ok(endpoint);
-  receiver.secret = "whsec_" + Buffer.from("not the endpoint's secret, 32 by").toString("base64");
+  receiver.secret = `whsec_${Buffer.from("not the endpoint's secret, 32 by").toString("base64")}`;
 
   const created = await createGeneration(client, { modelSlug: "flux-schnell", prompt: "a lighthouse" }, { wait: mock.wait });
-  const events = receiver.events.length;
   await waitForFinal(client, created.id, { wait: mock.wait });
 
-  // The mock retries a refused delivery on its own clock; the first attempt is enough here.
-  const deadline = Date.now() + 10_000;
-  while (receiver.rejected === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(receiver.rejected, 1);
-  assert.equal(receiver.events.length, events);
+  assert.deepEqual(await receiver.next(), { verified: false });
 });
