@@ -39,6 +39,10 @@ echo "== batches at the service's limits, polling and by webhook" >&2
 cargo bench -q -p mediagen --bench batch >"$logs/batch" 2>"$logs/batch.err"
 echo "== CLI start-up" >&2
 cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
+echo "== the mock's start-up from Node (startMock)" >&2
+cargo build -q --release -p mediagen-mock-server --bin mediagen-mock
+MEDIAGEN_MOCK_BIN="${CARGO_TARGET_DIR:-target}/release/mediagen-mock" \
+  node mock-server/npm/bench/startup.js >"$logs/node_startup" 2>"$logs/node_startup.err"
 
 python3 - "$logs" "$out" <<'PY'
 import json, pathlib, re, sys, datetime, os
@@ -70,6 +74,7 @@ steady = result("e2e", "steady")
 retention = result("retention", "retention")
 worlds = result("worlds", "worlds")
 start = result("startup", "startup")
+node_start = result("node_startup", "node_startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
 rate = re.search(r"median (\d+)/s", delivery).group(1)
@@ -109,6 +114,8 @@ rows = [
       for b in results("batch", "batch")],
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
+    ("the mock from Node: `startMock()` to the first answered request", "`node mock-server/npm/bench/startup.js` (release binary)",
+     f"{node_start['start_ms']} ms (`mediagen-mock --version`: {node_start['version_ms']} ms)"),
 ]
 text = [
     "# Benchmarks",

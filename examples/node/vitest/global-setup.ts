@@ -1,0 +1,3 @@
+import { setupMock } from "mediagen-mock/vitest-setup";
+
+export default setupMock();

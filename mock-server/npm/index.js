@@ -1,0 +1,654 @@
+// The mediagen mock server for Node test suites: `startMock()` runs the
+// `mediagen-mock` binary on a free port of 127.0.0.1, and the control faces
+// (`MockServer`, `World`, `MockControl`) drive its control API, one method
+// per operation of openapi/mock-control.json, named after its operationId.
+// Nothing here depends on anything but Node itself.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** Environment variables a running mock is shared through (global setups to test files). */
+export const ENV = Object.freeze({
+  url: "MEDIAGEN_MOCK_URL",
+  apiKey: "MEDIAGEN_MOCK_API_KEY",
+  log: "MEDIAGEN_MOCK_LOG",
+  adminToken: "MEDIAGEN_MOCK_CONTROL_TOKEN",
+  binary: "MEDIAGEN_MOCK_BIN",
+});
+
+const LISTENING = "mediagen-mock listening on ";
+const DEMO_KEY = "demo API key: ";
+
+/**
+ * Each operation of the control contract: its method and path. The face's
+ * methods below are exactly these names (a test checks both against the
+ * contract); `checkout_topup` is a page for people and has none.
+ */
+export const OPERATIONS = Object.freeze({
+  getClock: ["GET", "/_mock/clock"],
+  advanceClock: ["POST", "/_mock/clock/advance"],
+  setModelState: ["POST", "/_mock/models/{slug}/state"],
+  forceOutcome: ["POST", "/_mock/outcomes"],
+  getSettings: ["GET", "/_mock/settings"],
+  updateSettings: ["PUT", "/_mock/settings"],
+  listRequests: ["GET", "/_mock/requests"],
+  listDeliveries: ["GET", "/_mock/deliveries"],
+  setDns: ["PUT", "/_mock/dns"],
+  listOutbox: ["GET", "/_mock/outbox"],
+  reset: ["POST", "/_mock/reset"],
+  createUser: ["POST", "/_mock/users"],
+  getUser: ["GET", "/_mock/users/{userId}"],
+  createKey: ["POST", "/_mock/users/{userId}/keys"],
+  setBalance: ["PUT", "/_mock/users/{userId}/balance"],
+  revokeKey: ["DELETE", "/_mock/keys/{publicPart}"],
+  injectFault: ["POST", "/_mock/faults"],
+  listFaults: ["GET", "/_mock/faults"],
+  clearFaults: ["DELETE", "/_mock/faults"],
+  removeFault: ["DELETE", "/_mock/faults/{id}"],
+  payInvoice: ["POST", "/_mock/invoices/{id}/pay"],
+  payTopup: ["POST", "/_mock/topups/{id}/pay"],
+  failTopup: ["POST", "/_mock/topups/{id}/fail"],
+  getSnapshot: ["GET", "/_mock/snapshot"],
+  putSnapshot: ["PUT", "/_mock/snapshot"],
+  createWorld: ["POST", "/_mock/worlds"],
+  listWorlds: ["GET", "/_mock/worlds"],
+  deleteWorld: ["DELETE", "/_mock/worlds/{id}"],
+  streamEvents: ["GET", "/_mock/events"],
+});
+
+/** An error answer of the control API, with the service's envelope. */
+export class MockError extends Error {
+  constructor(method, path, status, envelope, text) {
+    const error = envelope?.error ?? {};
+    super(`${method} ${path}: ${status} ${error.code ?? ""} ${error.message ?? text}`.replace(/ +/g, " "));
+    this.name = "MockError";
+    this.method = method;
+    this.path = path;
+    this.status = status;
+    this.code = error.code;
+    this.requestId = error.requestId;
+    this.details = error.details;
+    this.envelope = envelope;
+  }
+}
+
+/** The mock did not come up; `log` is what it wrote. */
+export class MockStartError extends Error {
+  constructor(message, log = "") {
+    super(log.trim() ? `${message}\n--- mediagen-mock log ---\n${log.trim()}` : message);
+    this.name = "MockStartError";
+    this.log = log;
+  }
+}
+
+/** The control API of one world (the server's root, or a world made by `createWorld`). */
+export class MockControl {
+  /**
+   * @param {string} baseUrl the world's base URL, without a slash at the end
+   * @param {{ adminToken?: string }} [options]
+   */
+  constructor(baseUrl, { adminToken } = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.adminToken = adminToken;
+  }
+
+  getClock() {
+    return call(this, "getClock");
+  }
+  advanceClock(seconds) {
+    return call(this, "advanceClock", {}, { seconds });
+  }
+  setModelState(slug, state) {
+    return call(this, "setModelState", { slug }, { state });
+  }
+  forceOutcome(outcome) {
+    return call(this, "forceOutcome", {}, outcome);
+  }
+  getSettings() {
+    return call(this, "getSettings");
+  }
+  updateSettings(settings) {
+    return call(this, "updateSettings", {}, settings);
+  }
+  async listRequests() {
+    return (await call(this, "listRequests")).data;
+  }
+  async listDeliveries() {
+    return (await call(this, "listDeliveries")).data;
+  }
+  setDns(host, addresses) {
+    return call(this, "setDns", {}, { host, addresses });
+  }
+  async listOutbox() {
+    return (await call(this, "listOutbox")).data;
+  }
+  async reset() {
+    await call(this, "reset");
+  }
+  createUser(user = {}) {
+    return call(this, "createUser", {}, user);
+  }
+  getUser(userId) {
+    return call(this, "getUser", { userId });
+  }
+  createKey(userId, scope) {
+    return call(this, "createKey", { userId }, scope === undefined ? {} : { scope });
+  }
+  async setBalance(userId, balanceRub) {
+    await call(this, "setBalance", { userId }, { balanceRub });
+  }
+  async revokeKey(publicPart) {
+    await call(this, "revokeKey", { publicPart });
+  }
+  injectFault(rule) {
+    return call(this, "injectFault", {}, rule);
+  }
+  async listFaults() {
+    return (await call(this, "listFaults")).data;
+  }
+  async clearFaults() {
+    await call(this, "clearFaults");
+  }
+  async removeFault(id) {
+    await call(this, "removeFault", { id });
+  }
+  payInvoice(id) {
+    return call(this, "payInvoice", { id });
+  }
+  payTopup(id) {
+    return call(this, "payTopup", { id });
+  }
+  failTopup(id) {
+    return call(this, "failTopup", { id });
+  }
+  getSnapshot() {
+    return call(this, "getSnapshot");
+  }
+  async putSnapshot(snapshot) {
+    await call(this, "putSnapshot", {}, snapshot);
+  }
+  async createWorld(settings = {}) {
+    const made = await call(this, "createWorld", {}, settings);
+    return new World(this, made);
+  }
+  async listWorlds() {
+    return (await call(this, "listWorlds")).data;
+  }
+  async deleteWorld(id) {
+    await call(this, "deleteWorld", { id });
+  }
+  async streamEvents() {
+    return new EventStream(await send(this, "streamEvents", {}, undefined, "text/event-stream"));
+  }
+}
+
+/** Sends one control operation; the JSON answer, or undefined for an empty one. */
+async function call(control, operation, params = {}, body = undefined) {
+  const text = await (await send(control, operation, params, body)).text();
+  return text.trim() ? JSON.parse(text) : undefined;
+}
+
+/** Sends one control operation; its answer, or a `MockError` for a refusal. */
+async function send(control, operation, params = {}, body = undefined, accept = "application/json") {
+  const [method, template] = OPERATIONS[operation];
+  const route = template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(String(params[name])));
+  const headers = { accept };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (control.adminToken) headers.authorization = `Bearer ${control.adminToken}`;
+  const answer = await fetch(control.baseUrl + route, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!answer.ok) {
+    const text = await answer.text();
+    let envelope;
+    try {
+      envelope = JSON.parse(text);
+    } catch {
+      envelope = undefined;
+    }
+    throw new MockError(method, route, answer.status, envelope, text);
+  }
+  return answer;
+}
+
+/**
+ * A world's live journal (`GET /_mock/events`, Server-Sent Events), read as it
+ * happens: `for await (const event of stream)` gives one object per event
+ * (`seq`, `at`, `type` and the ids that tie events together), and
+ * `{ type: "lagged", missed }` when the reader fell behind. Open from the
+ * moment it exists, so nothing after is missed; `close()` ends it.
+ */
+export class EventStream {
+  #answer;
+
+  constructor(answer) {
+    this.#answer = answer;
+  }
+
+  async *[Symbol.asyncIterator]() {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of this.#answer.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const data = buffer
+          .slice(0, end)
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).trimStart());
+        buffer = buffer.slice(end + 2);
+        if (data.length) yield JSON.parse(data.join("\n"));
+      }
+    }
+  }
+
+  /** Ends the stream. */
+  async close() {
+    await this.#answer.body?.cancel().catch(() => {});
+  }
+}
+
+/** A world of a running mock: the whole service and its own control API under `baseUrl`. */
+export class World extends MockControl {
+  #parent;
+
+  constructor(parent, { id, baseUrl, demoApiKey }) {
+    super(baseUrl, { adminToken: parent.adminToken });
+    this.#parent = parent;
+    this.id = id;
+    this.apiKey = demoApiKey;
+  }
+
+  /** Ends the world (`deleteWorld` on the server that made it). */
+  delete() {
+    return this.#parent.deleteWorld(this.id);
+  }
+}
+
+/** A mock that is already running, shared through the environment by a global setup. */
+export class MockClient extends MockControl {
+  constructor({ baseUrl, apiKey, adminToken, logPath }) {
+    super(baseUrl, { adminToken });
+    this.apiKey = apiKey;
+    this.logPath = logPath;
+  }
+
+  /** What the process has written to its log so far ("" when this process cannot see it). */
+  log() {
+    try {
+      return this.logPath ? fs.readFileSync(this.logPath, "utf8") : "";
+    } catch {
+      return "";
+    }
+  }
+
+  /** The variables that let another process `connectMock()` to this mock. */
+  env() {
+    const env = { [ENV.url]: this.baseUrl, [ENV.apiKey]: this.apiKey ?? "" };
+    if (this.logPath) env[ENV.log] = this.logPath;
+    if (this.adminToken) env[ENV.adminToken] = this.adminToken;
+    return env;
+  }
+}
+
+/** The mock a global setup started, from `MEDIAGEN_MOCK_URL` and its companions. */
+export function connectMock(env = process.env) {
+  const baseUrl = env[ENV.url];
+  if (!baseUrl) {
+    throw new Error(`${ENV.url} is not set: start the mock in a global setup, or call startMock()`);
+  }
+  return new MockClient({
+    baseUrl,
+    apiKey: env[ENV.apiKey] || undefined,
+    adminToken: env[ENV.adminToken] || undefined,
+    logPath: env[ENV.log] || undefined,
+  });
+}
+
+/** The mocks this process started and has not stopped: ended with it, whatever ends it. */
+const running = new Set();
+let hooked = false;
+
+function killAll() {
+  for (const mock of running) mock.kill();
+}
+
+function onSignal(signal) {
+  killAll();
+  // Ending the process is the signal's default; do it when nobody else listens.
+  if (process.listenerCount(signal) === 1) {
+    process.removeListener(signal, onSignal);
+    process.kill(process.pid, signal);
+  }
+}
+
+function hookProcessEnd() {
+  if (hooked) return;
+  hooked = true;
+  process.on("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, onSignal);
+}
+
+/** The `mediagen-mock` binary: MEDIAGEN_MOCK_BIN, this package's bin/, then PATH. */
+export function findBinary(env = process.env) {
+  const given = env[ENV.binary];
+  if (given) {
+    if (!fs.existsSync(given)) throw new MockStartError(`${ENV.binary}=${given} is not a file`);
+    return given;
+  }
+  const packaged = fileURLToPath(new URL("./bin/mediagen-mock", import.meta.url));
+  if (isExecutable(packaged)) return packaged;
+  const names = process.platform === "win32" ? ["mediagen-mock.exe"] : ["mediagen-mock"];
+  for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    for (const name of names) {
+      const candidate = path.join(dir, name);
+      if (isExecutable(candidate)) return candidate;
+    }
+  }
+  throw new MockStartError(
+    `mediagen-mock not found: not in this package (${packaged}; npm install runs ` +
+      `\`node scripts/binary.js install\` to put it there), not on PATH, and ${ENV.binary} is not set`,
+  );
+}
+
+function isExecutable(file) {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The command line `startMock(options)` runs. */
+export function mockCommand(options = {}) {
+  const args = options.args ?? [];
+  const own = [
+    ["--listen", "127.0.0.1:0"],
+    ["--clock", options.clock ?? "manual"],
+    ["--rate-limits", options.rateLimits === false ? "off" : "on"],
+  ];
+  if (options.timeScale !== undefined) own.push(["--time-scale", String(options.timeScale)]);
+  if (options.allowPrivateWebhooks) own.push(["--allow-private-webhooks", "true"]);
+  if (options.adminToken) own.push(["--admin-token", options.adminToken]);
+  if (options.responses && options.responses !== "full") own.push(["--responses", options.responses]);
+  // A flag in `args` replaces the one given here.
+  const given = new Set(args.filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]));
+  const command = [options.binary ?? findBinary(options.env)];
+  for (const [flag, value] of own) if (!given.has(flag)) command.push(`${flag}=${value}`);
+  return [...command, ...args];
+}
+
+/** A `mediagen-mock` process on 127.0.0.1, made by `startMock()`. */
+export class MockServer extends MockClient {
+  #child;
+  #logDir;
+  #keepLog;
+  #exited;
+
+  constructor(child, { baseUrl, apiKey, adminToken, logDir, keepLog }) {
+    super({ baseUrl, apiKey, adminToken, logPath: path.join(logDir, "mock.log") });
+    this.#child = child;
+    this.#logDir = logDir;
+    this.#keepLog = keepLog;
+    this.#exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once("exit", () => resolve());
+    });
+    this.#exited.then(() => running.delete(this));
+    running.add(this);
+    hookProcessEnd();
+  }
+
+  /** The process id. */
+  get pid() {
+    return this.#child.pid;
+  }
+
+  /** Whether the process is still running. */
+  get running() {
+    return this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  /**
+   * Kills the process at once and removes its log unless `keepLog` was asked:
+   * what happens when this Node process ends without `stop()`.
+   */
+  kill() {
+    if (this.running) this.#child.kill("SIGKILL");
+    running.delete(this);
+    this.#removeLog();
+  }
+
+  #removeLog() {
+    if (!this.#keepLog) fs.rmSync(this.#logDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Stops the process: SIGTERM (it finishes the requests in flight), then
+   * SIGKILL after `timeoutMs`. Removes its log unless `keepLog` was asked.
+   */
+  async stop({ timeoutMs = 10_000 } = {}) {
+    if (this.running) {
+      // Waiting for the exit keeps this process alive, which the child no longer does.
+      this.#child.ref();
+      this.#child.kill("SIGTERM");
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs, "late");
+      });
+      if ((await Promise.race([this.#exited, late])) === "late") {
+        this.#child.kill("SIGKILL");
+        await this.#exited;
+      }
+      clearTimeout(timer);
+    }
+    running.delete(this);
+    this.#removeLog();
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.stop();
+  }
+}
+
+/**
+ * Starts `mediagen-mock` on a free port of 127.0.0.1 and resolves once it
+ * answers a request. The clock is manual unless told: time moves only
+ * through `advanceClock`. The process ends with this one, also on an
+ * uncaught error, SIGINT or SIGTERM; `stop()` ends it sooner.
+ */
+export async function startMock(options = {}) {
+  const command = mockCommand(options);
+  const timeoutMs = options.startTimeoutMs ?? 30_000;
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "mediagen-mock-"));
+  const logPath = path.join(logDir, "mock.log");
+  const logFd = fs.openSync(logPath, "a");
+  let child;
+  try {
+    child = spawn(command[0], command.slice(1), {
+      stdio: ["ignore", "pipe", logFd],
+      env: options.env ?? process.env,
+    });
+  } finally {
+    fs.closeSync(logFd);
+  }
+  // Neither the process nor its output keeps this one alive: a suite that
+  // forgets stop() still ends, and the exit hook ends the mock, from now on.
+  child.unref();
+  const starting = { kill: () => child.kill("SIGKILL") };
+  running.add(starting);
+  hookProcessEnd();
+  const readLog = () => {
+    try {
+      return fs.readFileSync(logPath, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  let address;
+  try {
+    address = await waitForAddress(child, timeoutMs);
+  } catch (error) {
+    running.delete(starting);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    const log = readLog();
+    fs.rmSync(logDir, { recursive: true, force: true });
+    throw new MockStartError(`${error.message}: ${command.join(" ")}`, log);
+  }
+  const { baseUrl, apiKey } = address;
+  running.delete(starting);
+  const mock = new MockServer(child, {
+    baseUrl,
+    apiKey,
+    adminToken: options.adminToken,
+    logDir,
+    keepLog: options.keepLog ?? false,
+  });
+  try {
+    await firstAnswer(baseUrl, timeoutMs);
+  } catch (error) {
+    const log = mock.log();
+    await mock.stop();
+    throw new MockStartError(error.message, log);
+  }
+  return mock;
+}
+
+/** Reads the address and the demo key the binary prints on stdout when it listens. */
+function waitForAddress(child, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    let baseUrl;
+    let apiKey;
+    const lines = readline.createInterface({ input: child.stdout });
+    const timer = setTimeout(() => finish(new Error(`no address within ${timeoutMs} ms`)), timeoutMs);
+    const onExit = (code, signal) => finish(new Error(`mediagen-mock exited (${signal ?? `exit ${code}`}) before listening`));
+    const onError = (error) => finish(new Error(`mediagen-mock did not start: ${error.message}`));
+    function finish(error) {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      child.off("error", onError);
+      lines.close();
+      // The rest of stdout is not needed; reading it on keeps the pipe from filling.
+      child.stdout.resume();
+      child.stdout.unref?.();
+      if (error) reject(error);
+      else resolve({ baseUrl, apiKey });
+    }
+    lines.on("line", (line) => {
+      if (line.startsWith(LISTENING)) baseUrl = line.slice(LISTENING.length).trim();
+      if (line.startsWith(DEMO_KEY)) apiKey = line.slice(DEMO_KEY.length).trim();
+      if (baseUrl && apiKey) finish();
+    });
+    child.once("exit", onExit);
+    child.once("error", onError);
+  });
+}
+
+/** GET /health until it answers: the listener is bound before the address is printed, so the first one normally does. */
+async function firstAnswer(baseUrl, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const answer = await fetch(`${baseUrl}/health`);
+      await answer.arrayBuffer();
+      if (answer.ok) return;
+      last = `GET /health answered ${answer.status}`;
+    } catch (error) {
+      last = `GET /health failed: ${error.cause?.message ?? error.message}`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${last ?? "GET /health did not answer"} within ${timeoutMs} ms`);
+}
+
+/**
+ * What a failing test shows: the request log of the world it used and the
+ * end of the log of the mock process (`server`) that serves it.
+ */
+export async function failureReport(world, server = world, { logLines = 40 } = {}) {
+  const parts = [`mediagen-mock world at ${world.baseUrl}`];
+  try {
+    const requests = await world.listRequests();
+    parts.push(`request log (${requests.length}, newest last):`);
+    for (const r of [...requests].reverse().slice(-50)) {
+      parts.push(`  ${r.at} ${r.method} ${r.path} -> ${r.status ?? "dropped"}${r.fault ? ` (fault ${r.fault})` : ""}`);
+    }
+  } catch (error) {
+    parts.push(`request log unavailable: ${error.message}`);
+  }
+  const log = typeof server.log === "function" ? server.log() : "";
+  if (server.logPath && !log.trim()) parts.push(`process log (${server.logPath}): empty`);
+  if (log.trim()) {
+    const tail = log.trimEnd().split("\n").slice(-logLines);
+    parts.push(`process log (${server.logPath}), last ${tail.length} lines:`, ...tail.map((l) => `  ${l}`));
+  }
+  return parts.join("\n");
+}
+
+/**
+ * One mock per run and a fresh world per test, on any runner's hooks:
+ * `worldPerTest({ before, after, beforeEach, afterEach })` (node:test) or
+ * `worldPerTest({ beforeAll, afterAll, beforeEach, afterEach })` (Vitest,
+ * Jest). Uses the mock a global setup shares (`MEDIAGEN_MOCK_URL`), or starts
+ * one for this file. A failing test gets the world's request log and the
+ * mock's log in its output.
+ */
+export function worldPerTest(hooks, { world: settings = {}, mock: options = {} } = {}) {
+  const before = hooks.before ?? hooks.beforeAll;
+  const after = hooks.after ?? hooks.afterAll;
+  let server;
+  let own;
+  let current;
+  before(async () => {
+    if (process.env[ENV.url]) {
+      server = connectMock();
+    } else {
+      own = await startMock(options);
+      server = own;
+    }
+  });
+  hooks.beforeEach(async () => {
+    current = await server.createWorld(settings);
+  });
+  hooks.afterEach(async (context) => {
+    const world = current;
+    current = undefined;
+    if (!world) return;
+    if (failed(context)) {
+      const report = await failureReport(world, server);
+      // node:test escapes a new line inside one diagnostic: one per line.
+      if (typeof context?.diagnostic === "function") for (const line of report.split("\n")) context.diagnostic(line);
+      else console.error(report);
+    }
+    await world.delete();
+  });
+  after(async () => {
+    await own?.stop();
+  });
+  return {
+    /** The current test's world. */
+    get world() {
+      if (!current) throw new Error("no world outside a test: use it inside test(...)");
+      return current;
+    },
+    /** The mock itself (its root world), for what spans tests. */
+    get server() {
+      if (!server) throw new Error("the mock is not started yet: use it inside a hook or a test");
+      return server;
+    },
+  };
+}
+
+/** Whether the test an afterEach hook ran for failed: node:test's `passed`, Vitest's task state. */
+function failed(context) {
+  if (context && "passed" in context) return context.passed === false;
+  return context?.task?.result?.state === "fail";
+}

@@ -1,0 +1,9 @@
+import type { MockWorlds, WorldPerTestOptions } from "./index.js";
+
+/**
+ * Registers node:test hooks in the current file: the mock (the run's, from
+ * `mediagen-mock-test`, or one for this file) before the tests, a
+ * fresh world before each and its end after it; a failing test gets the
+ * world's request log and the mock's log as diagnostics.
+ */
+export declare function mockWorlds(options?: WorldPerTestOptions): MockWorlds;
