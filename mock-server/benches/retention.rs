@@ -20,17 +20,6 @@ use mediagen_mock_server::{Config, MockServer};
 const USERS: usize = 1_000;
 const PER_ROUND: usize = 5;
 
-/// Resident memory now, in MiB.
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
 /// Finishes `total` generations on a mock with `retention`; returns the growth in
 /// resident memory from the first 20% of them to the end, scaled to 100,000.
 async fn growth(retention: Retention, total: usize) -> f64 {
@@ -49,7 +38,7 @@ async fn growth(retention: Retention, total: usize) -> f64 {
     let mut baseline = None;
     for round in 0..rounds {
         if round == rounds / 5 {
-            baseline = Some(rss_mib());
+            baseline = Some(common::rss_mib());
         }
         let mut creates = tokio::task::JoinSet::new();
         for key in &keys {
@@ -77,7 +66,7 @@ async fn growth(retention: Retention, total: usize) -> f64 {
         mock.advance_clock(60.0);
     }
     mock.check_ledger().unwrap();
-    let grown = rss_mib() - baseline.unwrap_or(0.0);
+    let grown = common::rss_mib() - baseline.unwrap_or(0.0);
     grown * 100_000.0 / (total as f64 * 0.8)
 }
 

@@ -19,17 +19,6 @@ use serde_json::Value;
 const WARM_UP: usize = 1_000;
 const ALIVE: usize = 1_000;
 
-/// Resident memory now, in MiB.
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
 async fn create(http: &reqwest::Client, root: &str) -> (String, String) {
     let world: Value = http
         .post(format!("{root}/_mock/worlds"))
@@ -71,21 +60,21 @@ async fn main() {
         let (id, _) = create(&http, &root).await;
         delete(&http, &root, &id).await;
     }
-    let start = rss_mib();
+    let start = common::rss_mib();
     let began = std::time::Instant::now();
     for _ in 0..cycles {
         let (id, _) = create(&http, &root).await;
         delete(&http, &root, &id).await;
     }
     let per_cycle_us = began.elapsed().as_secs_f64() * 1e6 / cycles as f64;
-    let after = rss_mib();
+    let after = common::rss_mib();
 
-    let before_alive = rss_mib();
+    let before_alive = common::rss_mib();
     let mut alive = Vec::with_capacity(ALIVE);
     for _ in 0..ALIVE {
         alive.push(create(&http, &root).await.0);
     }
-    let per_world_kib = (rss_mib() - before_alive) * 1024.0 / ALIVE as f64;
+    let per_world_kib = (common::rss_mib() - before_alive) * 1024.0 / ALIVE as f64;
     for id in &alive {
         delete(&http, &root, id).await;
     }

@@ -6,14 +6,9 @@ use serde_json::{Value, json};
 
 use mediagen_mock_server::MockServer;
 
-use crate::{App, assert_conforms, image_request};
+use crate::{App, assert_conforms, image_request, requisites};
 
 /// The contract's example requisites, which carry valid check digits.
-fn requisites() -> Value {
-    let doc = mediagen_openapi::document().expect("contract");
-    doc["paths"]["/v1/billing/requisites"]["put"]["requestBody"]["content"]["application/json"]["example"].clone()
-}
-
 async fn put_requisites(app: &App, body: Value) -> crate::Reply {
     app.send(
         Method::PUT,

@@ -2,8 +2,6 @@
 //! and the magic prompt, one test per effect, and the rules every effect
 //! keeps (before auth and limits, never on the control API, one charge).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mediagen_mock_server::{Fault, MockServer};
@@ -379,24 +377,13 @@ async fn configured_rules_are_active_from_the_start_and_come_back_after_reset() 
 
 #[tokio::test]
 async fn the_binary_takes_rules_from_repeated_fault_flags() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagen-mock"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--clock",
-            "manual",
-            "--fault",
-            "effect=error,status=503,code=GATEWAY_UNAVAILABLE,path=/health",
-            "--fault",
-            r#"{"effect":"error","code":"BILLING_UNAVAILABLE","status":503,"path":"/health"}"#,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mediagen-mock");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let first = lines.next().expect("a line").expect("text");
-    let base = first.rsplit(' ').next().expect("the address").to_owned();
+    let mock = crate::Binary::start([
+        "--fault",
+        "effect=error,status=503,code=GATEWAY_UNAVAILABLE,path=/health",
+        "--fault",
+        r#"{"effect":"error","code":"BILLING_UNAVAILABLE","status":503,"path":"/health"}"#,
+    ]);
+    let base = &mock.base;
     let http = reqwest::Client::new();
     let mut codes = Vec::new();
     for _ in 0..3 {
@@ -408,8 +395,6 @@ async fn the_binary_takes_rules_from_repeated_fault_flags() {
         let body: Value = reply.json().await.expect("json");
         codes.push(body["error"]["code"].as_str().unwrap_or("none").to_owned());
     }
-    child.kill().ok();
-    child.wait().ok();
     assert_eq!(
         codes,
         ["GATEWAY_UNAVAILABLE", "BILLING_UNAVAILABLE", "none"]

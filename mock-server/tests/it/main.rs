@@ -233,6 +233,86 @@ pub fn scaled(var: &str, default: u32) -> u32 {
 }
 
 /// A valid create body for the cheapest image model.
+/// The contract's example of a legal entity's requisites, which invoices need.
+pub fn requisites() -> Value {
+    let doc = mediagen_openapi::document().expect("contract");
+    doc["paths"]["/v1/billing/requisites"]["put"]["requestBody"]["content"]["application/json"]["example"].clone()
+}
+
 pub fn image_request(prompt: &str) -> Value {
     json!({"modelSlug": "flux-schnell", "prompt": prompt, "params": {"aspect_ratio": "16:9"}})
+}
+
+/// The `mediagen-mock` binary on a free port of 127.0.0.1 (with a manual clock
+/// unless `args` say otherwise), its address and demo key read from what it
+/// prints; killed when dropped.
+pub struct Binary {
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    pub key: String,
+    /// Kept open: the mock's later lines must not meet a closed pipe.
+    _stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Binary {
+    pub fn start<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mediagen-mock"))
+            .args(["--listen", "127.0.0.1:0", "--clock", "manual"])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start mediagen-mock");
+        let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut next = || lines.next().expect("a line").expect("text");
+        let base = format!(
+            "http://{}",
+            next().rsplit("http://").next().expect("the address")
+        );
+        let key = next().rsplit(' ').next().expect("the demo key").to_owned();
+        Self {
+            child,
+            base,
+            key,
+            _stdout: lines,
+        }
+    }
+
+    /// Sends SIGTERM, as a supervisor stops it.
+    pub fn sigterm(&self) {
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+    }
+
+    /// SIGTERM, then its exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        self.sigterm();
+        self.child.wait().expect("exit status")
+    }
+}
+
+impl std::fmt::Debug for Binary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binary")
+            .field("pid", &self.child.id())
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
 }

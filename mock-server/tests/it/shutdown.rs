@@ -1,9 +1,6 @@
 //! SIGTERM to the real `mediagen-mock` binary: the request in flight is
 //! answered, then the process stops cleanly with exit status 0.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -22,21 +19,9 @@ pub async fn read_until(stream: &mut TcpStream, needle: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn sigterm_answers_the_request_in_flight_then_exits_zero() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagen-mock"))
-        .args(["--listen", "127.0.0.1:0", "--clock", "manual"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mediagen-mock");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut next = || lines.next().expect("a line").expect("text");
-    let address = next()
-        .rsplit("http://")
-        .next()
-        .expect("the address")
-        .to_owned();
-    let key = next().rsplit(' ').next().expect("the demo key").to_owned();
+    let mut mock = crate::Binary::start::<_, &str>([]);
+    let address = mock.base.trim_start_matches("http://").to_owned();
+    let key = mock.key.clone();
 
     // Headers and `Expect: 100-continue`, then nothing: the server answers
     // `100 Continue` once the handler starts reading the body, which proves
@@ -56,11 +41,7 @@ async fn sigterm_answers_the_request_in_flight_then_exits_zero() {
         String::from_utf8_lossy(&interim)
     );
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
+    mock.sigterm();
     // The body comes only after the signal; the answer must still come.
     stream.write_all(body).await.expect("the rest of the body");
     let answer = read_until(&mut stream, b"}").await;
@@ -68,7 +49,7 @@ async fn sigterm_answers_the_request_in_flight_then_exits_zero() {
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
     assert!(answer.contains("\"status\":\"PENDING\""), "{answer}");
 
-    let status = tokio::task::spawn_blocking(move || child.wait())
+    let status = tokio::task::spawn_blocking(move || mock.child.wait())
         .await
         .expect("join")
         .expect("exit status");

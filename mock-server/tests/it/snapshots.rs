@@ -1,8 +1,7 @@
 //! Snapshots: a world's state taken and restored whole, refused whole when
 //! broken, and kept across a restart with `--state`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
 
 use mediagen_mock_server::MockServer;
 use reqwest::Method;
@@ -10,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::delivery::register;
 use crate::receiver::Receiver;
-use crate::{App, image_request};
+use crate::{App, Binary, image_request, requisites};
 
 /// A user with a history: finished generations, a failed one refunded, a
 /// paid invoice, a pending top-up, a webhook endpoint with its deliveries.
@@ -31,15 +30,12 @@ async fn account_with_history() -> (App, Receiver) {
     }
     app.mock.advance_clock(60.0);
     app.mock.deliveries_settled().await;
-    let requisites = mediagen_openapi::document().expect("contract")["paths"]["/v1/billing/requisites"]
-        ["put"]["requestBody"]["content"]["application/json"]["example"]
-        .clone();
     let set = app
         .send(
             Method::PUT,
             "/v1/billing/requisites",
             Some(&app.key),
-            Some(requisites),
+            Some(requisites()),
         )
         .await;
     assert_eq!(set.status, 200, "{}", set.body);
@@ -178,81 +174,21 @@ fn without(value: &Value, member: &str) -> Value {
     value
 }
 
-/// The `mediagen-mock` binary on a free port, its address and demo key read
-/// from what it prints.
-struct Process {
-    child: Child,
-    base: String,
-    key: String,
-    /// Kept open: the mock's later lines must not meet a closed pipe.
-    _stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Process {
-    fn start(state: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mediagen-mock"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--clock",
-                "manual",
-                "--allow-private-webhooks",
-            ])
-            .arg("--state")
-            .arg(state)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mediagen-mock");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut next = || lines.next().expect("a line").expect("text");
-        let base = format!(
-            "http://{}",
-            next().rsplit("http://").next().expect("the address")
-        );
-        let key = next().rsplit(' ').next().expect("the demo key").to_owned();
-        Self {
-            child,
-            base,
-            key,
-            _stdout: lines,
-        }
+/// Calls the running binary with its demo key; the answer must be a success.
+async fn call(mock: &Binary, method: Method, path: &str, body: Option<Value>) -> Value {
+    let mut request = reqwest::Client::new()
+        .request(method, format!("{}{path}", mock.base))
+        .bearer_auth(&mock.key);
+    if let Some(body) = body {
+        request = request.json(&body);
     }
-
-    /// SIGTERM, as a supervisor stops it, then its exit.
-    fn terminate(mut self) {
-        let killed = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
-        let status = self.child.wait().expect("exit status");
-        assert_eq!(status.code(), Some(0));
-    }
-
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Value {
-        let mut request = reqwest::Client::new()
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.key);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.expect("the mock answers");
-        assert!(
-            response.status().is_success(),
-            "{path}: {}",
-            response.status()
-        );
-        response.json().await.unwrap_or(Value::Null)
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
+    let response = request.send().await.expect("the mock answers");
+    assert!(
+        response.status().is_success(),
+        "{path}: {}",
+        response.status()
+    );
+    response.json().await.unwrap_or(Value::Null)
 }
 
 #[tokio::test]
@@ -262,22 +198,30 @@ async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation()
     let state = dir.join("mock-state.json");
     let receiver = Receiver::start().await;
 
-    let first = Process::start(&state);
-    let endpoint = first
-        .call(
-            Method::POST,
-            "/v1/webhook-endpoints",
-            Some(json!({"url": receiver.url, "eventTypes": ["generation.completed"]})),
-        )
-        .await;
+    let mut first = Binary::start([
+        OsStr::new("--allow-private-webhooks"),
+        OsStr::new("--state"),
+        state.as_os_str(),
+    ]);
+    let endpoint = call(
+        &first,
+        Method::POST,
+        "/v1/webhook-endpoints",
+        Some(json!({"url": receiver.url, "eventTypes": ["generation.completed"]})),
+    )
+    .await;
     receiver.set_secret(endpoint["secret"].as_str().expect("secret"));
-    let created = first
-        .call(Method::POST, "/v1/generations", Some(image_request("kept")))
-        .await;
+    let created = call(
+        &first,
+        Method::POST,
+        "/v1/generations",
+        Some(image_request("kept")),
+    )
+    .await;
     let id = created["id"].as_str().expect("id").to_owned();
-    let balance = first.call(Method::GET, "/v1/billing/balance", None).await;
+    let balance = call(&first, Method::GET, "/v1/billing/balance", None).await;
     let (key, first_base) = (first.key.clone(), first.base.clone());
-    first.terminate();
+    assert_eq!(first.terminate().code(), Some(0));
 
     #[cfg(unix)]
     {
@@ -288,16 +232,18 @@ async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation()
             .mode();
         assert_eq!(mode & 0o777, 0o600, "it holds keys and secrets");
     }
-    let second = Process::start(&state);
+    let mut second = Binary::start([
+        OsStr::new("--allow-private-webhooks"),
+        OsStr::new("--state"),
+        state.as_os_str(),
+    ]);
     assert_eq!(second.key, key, "the demo key a client holds stays valid");
     assert_ne!(second.base, first_base, "a new process on a new port");
     assert_eq!(
-        second.call(Method::GET, "/v1/billing/balance", None).await,
+        call(&second, Method::GET, "/v1/billing/balance", None).await,
         balance
     );
-    let generation = second
-        .call(Method::GET, &format!("/v1/generations/{id}"), None)
-        .await;
+    let generation = call(&second, Method::GET, &format!("/v1/generations/{id}"), None).await;
     assert!(
         matches!(
             generation["status"].as_str(),
@@ -305,28 +251,24 @@ async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation()
         ),
         "{generation}"
     );
-    let endpoints = second
-        .call(Method::GET, "/v1/webhook-endpoints", None)
-        .await;
+    let endpoints = call(&second, Method::GET, "/v1/webhook-endpoints", None).await;
     assert_eq!(endpoints["data"][0]["id"], endpoint["id"]);
 
-    second
-        .call(
-            Method::POST,
-            "/_mock/clock/advance",
-            Some(json!({"seconds": 60})),
-        )
-        .await;
+    call(
+        &second,
+        Method::POST,
+        "/_mock/clock/advance",
+        Some(json!({"seconds": 60})),
+    )
+    .await;
     let delivered = receiver.wait_for(1).await;
     assert!(
         delivered[0].verified,
         "signed with the secret of before the restart"
     );
     assert_eq!(delivered[0].body["data"]["generation"]["id"], json!(id));
-    let generation = second
-        .call(Method::GET, &format!("/v1/generations/{id}"), None)
-        .await;
+    let generation = call(&second, Method::GET, &format!("/v1/generations/{id}"), None).await;
     assert_eq!(generation["status"], "SUCCEEDED");
-    second.terminate();
+    assert_eq!(second.terminate().code(), Some(0));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -86,6 +86,18 @@ async fn send(
     }
 }
 
+/// `GET /v1/account` at `base` with `key`.
+async fn account(http: &reqwest::Client, base: &str, key: &str) -> Reply {
+    send(
+        http,
+        Method::GET,
+        &format!("{base}/v1/account"),
+        Some(key),
+        None,
+    )
+    .await
+}
+
 async fn private_webhooks_mock() -> MockServer {
     MockServer::builder()
         .config(|c| c.allow_private_webhooks = true)
@@ -139,32 +151,11 @@ async fn each_world_keeps_its_clock_faults_settings_keys_log_and_deliveries() {
     );
 
     // Keys: one world's key is unknown in another and at the root.
-    let foreign = send(
-        &b.http,
-        Method::GET,
-        &format!("{}/v1/account", b.base),
-        Some(&a.key),
-        None,
-    )
-    .await;
+    let foreign = account(&b.http, &b.base, &a.key).await;
     foreign.assert_error(401, "AUTHENTICATION_ERROR");
-    let at_root = send(
-        &b.http,
-        Method::GET,
-        &format!("{}/v1/account", mock.uri()),
-        Some(&a.key),
-        None,
-    )
-    .await;
+    let at_root = account(&b.http, &mock.uri(), &a.key).await;
     at_root.assert_error(401, "AUTHENTICATION_ERROR");
-    let root_key = send(
-        &a.http,
-        Method::GET,
-        &format!("{}/v1/account", a.base),
-        Some(mock.demo_api_key()),
-        None,
-    )
-    .await;
+    let root_key = account(&a.http, &a.base, mock.demo_api_key()).await;
     root_key.assert_error(401, "AUTHENTICATION_ERROR");
 
     // The request log: each world logs what it answered.
