@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Generate images, video, speech and music with the media generation service.
@@ -153,6 +154,7 @@ pub enum Command {
     /// Cancel a generation that is still PENDING; the reserved cost returns
     Cancel {
         /// Generation id
+        #[arg(value_parser = generation_id)]
         id: uuid::Uuid,
     },
     /// The catalog as a table, or one model's parameters and prices
@@ -171,6 +173,7 @@ pub enum Command {
     /// Start a card top-up and print the payment link
     Topup {
         /// Amount in roubles
+        #[arg(value_parser = parse_amount, allow_hyphen_values = true)]
         amount: f64,
         /// Where the payment page sends the user back to
         #[arg(long, value_name = "URL")]
@@ -225,10 +228,59 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The command as typed, without its arguments (`generate`, `webhooks create`):
+    /// what the hints after an error are chosen by.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Generate(_) => "generate",
+            Self::Batch(_) => "batch",
+            Self::Get(_) => "get",
+            Self::List(_) => "list",
+            Self::Cancel { .. } => "cancel",
+            Self::Models { .. } => "models",
+            Self::Balance => "balance",
+            Self::History(_) => "history",
+            Self::Account => "account",
+            Self::Summary(_) => "summary",
+            Self::Topup { .. } => "topup",
+            Self::Invoices(command) => match command {
+                InvoicesCommand::List => "invoices list",
+                InvoicesCommand::Create { .. } => "invoices create",
+                InvoicesCommand::Pdf(_) => "invoices pdf",
+                InvoicesCommand::Act(_) => "invoices act",
+            },
+            Self::Files(command) => match command {
+                FilesCommand::Upload { .. } => "files upload",
+                FilesCommand::Get { .. } => "files get",
+                FilesCommand::Delete { .. } => "files delete",
+            },
+            Self::Webhooks(command) => match command {
+                WebhooksCommand::Create { .. } => "webhooks create",
+                WebhooksCommand::List => "webhooks list",
+                WebhooksCommand::Get { .. } => "webhooks get",
+                WebhooksCommand::Update { .. } => "webhooks update",
+                WebhooksCommand::Rotate { .. } => "webhooks rotate",
+                WebhooksCommand::Delete { .. } => "webhooks delete",
+                WebhooksCommand::Test { .. } => "webhooks test",
+                WebhooksCommand::Deliveries { .. } => "webhooks deliveries",
+                WebhooksCommand::Redeliver { .. } => "webhooks redeliver",
+                WebhooksCommand::Verify(_) => "webhooks verify",
+                WebhooksCommand::Listen(_) => "webhooks listen",
+            },
+            Self::Mock(_) => "mock",
+            Self::Api(_) => "api",
+            Self::Login => "login",
+            Self::Config(_) => "config",
+            Self::Completions { .. } => "completions",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ApiArgs {
-    /// The HTTP method: GET, POST, PUT, PATCH, DELETE
-    #[arg(value_parser = parse_method)]
+    /// The HTTP method
+    #[arg(value_parser = Suggest::new(&["GET", "POST", "PUT", "PATCH", "DELETE"], parse_method))]
     pub method: reqwest::Method,
     /// A path of the service, with its query if any, such as /v1/catalog/; never a URL,
     /// since the key goes only to the configured base URL
@@ -315,7 +367,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Refuse to start when the estimated cost is above this many roubles
-    #[arg(long, value_name = "RUB")]
+    #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
 }
 
@@ -380,7 +432,7 @@ pub struct BatchRunArgs {
     pub max_active: u16,
     /// Stop creating before the reserved total passes this many roubles (each create is
     /// priced first); what was left out is told, and the exit code is 4
-    #[arg(long, value_name = "RUB")]
+    #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
     /// The journal [default: MANIFEST.journal]; the results go beside it, in
     /// MANIFEST.results.jsonl (or PATH.results.jsonl)
@@ -391,6 +443,7 @@ pub struct BatchRunArgs {
 #[derive(Debug, Args)]
 pub struct GetArgs {
     /// Generation id
+    #[arg(value_parser = generation_id)]
     pub id: uuid::Uuid,
     #[command(flatten)]
     pub wait: WaitArgs,
@@ -398,8 +451,8 @@ pub struct GetArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only generations in this status (PENDING, PROCESSING, SUCCEEDED, FAILED, CANCELLED)
-    #[arg(long)]
+    /// Only generations in this status
+    #[arg(long, value_parser = Suggest::new(mediagen::GenerationStatus::KNOWN, StringValueParser::new()))]
     pub status: Option<String>,
     /// Only generations of this model
     #[arg(short, long, value_name = "SLUG")]
@@ -414,14 +467,15 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Only operations of this type (TOPUP, GENERATION_CHARGE, ADJUSTMENT)
-    #[arg(long = "type", value_name = "TYPE")]
+    /// Only operations of this type
+    #[arg(long = "type", value_name = "TYPE",
+          value_parser = Suggest::new(mediagen::BillingOperationType::KNOWN, StringValueParser::new()))]
     pub kind: Option<String>,
     /// From this time (RFC 3339, such as 2026-11-01T00:00:00Z)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub from: Option<chrono::DateTime<chrono::Utc>>,
     /// Up to this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub to: Option<chrono::DateTime<chrono::Utc>>,
     /// At most this many
     #[arg(short = 'n', long, default_value_t = 20)]
@@ -431,10 +485,10 @@ pub struct HistoryArgs {
 #[derive(Debug, Args)]
 pub struct SummaryArgs {
     /// From this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub from: Option<chrono::DateTime<chrono::Utc>>,
     /// Up to this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub to: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -445,6 +499,7 @@ pub enum InvoicesCommand {
     /// Issue an invoice for a bank transfer (needs requisites on the account)
     Create {
         /// Amount in roubles
+        #[arg(value_parser = parse_amount, allow_hyphen_values = true)]
         amount: f64,
     },
     /// Save the invoice as PDF
@@ -456,6 +511,7 @@ pub enum InvoicesCommand {
 #[derive(Debug, Args)]
 pub struct DocumentArgs {
     /// Invoice id
+    #[arg(value_parser = invoice_id)]
     pub id: uuid::Uuid,
     /// The file to write [default: invoice-<ID>.pdf or act-<ID>.pdf]; `-` writes to stdout
     #[arg(short, long, value_name = "FILE")]
@@ -475,11 +531,13 @@ pub enum FilesCommand {
     /// Show a file
     Get {
         /// File id
+        #[arg(value_parser = file_id)]
         id: uuid::Uuid,
     },
     /// Delete a file
     Delete {
         /// File id
+        #[arg(value_parser = file_id)]
         id: uuid::Uuid,
     },
 }
@@ -492,7 +550,7 @@ pub enum WebhooksCommand {
         url: String,
         /// An event to subscribe to (generation.completed, generation.failed, generation.*, *)
         /// [default: all]
-        #[arg(short, long = "event", value_name = "EVENT")]
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter())]
         events: Vec<String>,
         /// A note for yourself
         #[arg(long)]
@@ -513,7 +571,7 @@ pub enum WebhooksCommand {
         #[arg(long)]
         url: Option<String>,
         /// Replace the subscribed events
-        #[arg(short, long = "event", value_name = "EVENT")]
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter())]
         events: Vec<String>,
         /// A new description
         #[arg(long)]
@@ -540,7 +598,7 @@ pub enum WebhooksCommand {
         /// Endpoint id
         id: String,
         /// The event [default: generation.completed]
-        #[arg(long, value_name = "EVENT")]
+        #[arg(long, value_name = "EVENT", value_parser = Suggest::new(mediagen::EventType::KNOWN, StringValueParser::new()))]
         event: Option<String>,
     },
     /// The delivery attempts to an endpoint, newest first
@@ -556,6 +614,7 @@ pub enum WebhooksCommand {
         /// Endpoint id
         id: String,
         /// The message's webhook-id
+        #[arg(value_parser = message_id)]
         message_id: uuid::Uuid,
     },
     /// Check a delivery's signature: prints `valid`, or why not
@@ -650,6 +709,7 @@ impl Args for Routes {
                 .long("event")
                 .value_name("EVENT")
                 .action(ArgAction::Append)
+                .value_parser(event_filter())
                 .help(
                     "An event to take (generation.completed, generation.failed, generation.*, *): \
                      before any --forward-to, what listen takes (with --register, what the \
@@ -753,6 +813,89 @@ pub struct MockArgs {
     #[cfg(not(feature = "mock"))]
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub ignored: Vec<String>,
+}
+
+/// A value parsed by `parser`, with the values this version knows offered to the
+/// help and to shell completion. Any other value is taken as well and goes to the
+/// service as typed: its sets are open, and a newer service may know more.
+#[derive(Clone)]
+pub struct Suggest<P> {
+    known: &'static [&'static str],
+    parser: P,
+}
+
+impl<P> Suggest<P> {
+    pub fn new(known: &'static [&'static str], parser: P) -> Self {
+        Self { known, parser }
+    }
+}
+
+impl<P: TypedValueParser> TypedValueParser for Suggest<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.parser.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.known.iter().copied().map(PossibleValue::new)))
+    }
+}
+
+/// The event filters of an endpoint: the events this version knows, every
+/// generation event, or all.
+fn event_filter() -> Suggest<StringValueParser> {
+    const FILTERS: &[&str] = &["generation.completed", "generation.failed", "generation.*", "*"];
+    Suggest::new(FILTERS, StringValueParser::new())
+}
+
+/// A UUID, or a refusal that says what `what` looks like.
+fn uuid_of(raw: &str, what: &str) -> Result<uuid::Uuid, String> {
+    uuid::Uuid::parse_str(raw)
+        .map_err(|_| format!("{what} is a UUID, such as 3f6c1a52-8d4e-4b7a-9c21-5e8f0d3b7a19"))
+}
+
+fn generation_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a generation id")
+}
+
+fn invoice_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "an invoice id")
+}
+
+fn file_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a file id")
+}
+
+fn message_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a message's webhook-id")
+}
+
+/// Roubles: a number above 0, with a dot for the kopecks.
+fn parse_amount(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(amount) if amount.is_finite() && amount > 0.0 => Ok(amount),
+        _ => Err("an amount is a number of roubles above 0, such as 1500 or 99.50".to_owned()),
+    }
+}
+
+/// A time: RFC 3339, or a date for its midnight UTC.
+fn parse_time(raw: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(raw)
+        .map(|time| time.to_utc())
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                .map(|date| date.and_time(chrono::NaiveTime::MIN).and_utc())
+        })
+        .map_err(|_| {
+            "a time is RFC 3339, such as 2026-11-01T09:30:00Z, or a date, such as 2026-11-01"
+                .to_owned()
+        })
 }
 
 fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {
