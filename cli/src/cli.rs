@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Generate images, video, speech and music with the media generation service.
 ///
@@ -15,7 +15,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     name = "mediagen",
     version,
-    propagate_version = true,
     max_term_width = 100,
     after_long_help = EXIT_CODES
 )]
@@ -24,6 +23,54 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line as parsed and shown. `mediagen --help` describes the global
+/// options; every other command's help names them on one line under their own
+/// heading, so that its own options come first and a short help fits a screen.
+pub fn command() -> clap::Command {
+    let cmd = Cli::command();
+    let globals: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    let names: Vec<String> = globals
+        .iter()
+        .filter_map(|arg| {
+            arg.get_short()
+                .map(|short| format!("-{short}"))
+                .or_else(|| arg.get_long().map(|long| format!("--{long}")))
+        })
+        .collect();
+    let header = cmd.get_styles().get_header();
+    let note = clap::builder::StyledStr::from(format!(
+        "{header}Global options{header:#} (`mediagen --help` tells them):\n  {}",
+        names.join(" ")
+    ));
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals, &note))
+}
+
+/// `cmd` and its subcommands with the global options named in `note` at the
+/// end of their help instead of described. Each gets hidden copies of them,
+/// which clap's propagation then leaves in place; they stay global, so their
+/// values reach the top as any global's do.
+fn with_globals_in_brief(
+    cmd: clap::Command,
+    globals: &[clap::Arg],
+    note: &clap::builder::StyledStr,
+) -> clap::Command {
+    let cmd = globals
+        .iter()
+        // A command's own option of the same name (`mock --config`) wins, as in
+        // clap's propagation.
+        .filter(|arg| cmd.get_arguments().all(|own| own.get_id() != arg.get_id()))
+        .cloned()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(cmd, |cmd, arg| cmd.arg(arg.hide(true)))
+        .after_help(note.clone());
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, globals, note))
 }
 
 /// The exit codes, shown at the end of `mediagen --help`.
@@ -349,37 +396,47 @@ pub struct GenerateArgs {
     /// Model slug (see `mediagen models`)
     #[arg(short, long, value_name = "SLUG")]
     pub model: String,
-    /// A model parameter; VALUE is read as JSON when it parses (numbers, true), else as text
+    /// A model parameter, such as aspect_ratio=16:9
+    ///
+    /// VALUE is read as JSON when it parses (numbers, true), else as text.
     #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, serde_json::Value)>,
-    /// Upload a file and pass it as the model's file parameter (image_file_id by default)
+    /// Upload a file as the model's input
+    ///
+    /// It is passed as the model's file parameter (image_file_id by default).
     #[arg(short, long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// The prompt; `-` reads it from stdin
     pub prompt: String,
     #[command(flatten)]
     pub wait: WaitArgs,
-    /// Key that makes re-running the command safe: the same key never starts or charges twice
-    /// [default: a new random key]
+    /// Never start or charge twice for this key
+    ///
+    /// Running the command again with the same key returns the first generation
+    /// [default: a new random key].
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
-    /// Show the estimated cost and the balance, and start nothing
+    /// Show the cost and the balance; start nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse to start when the estimated cost is above this many roubles
+    /// Refuse to start above this cost in roubles
     #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
 }
 
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// Wait until the generation ends, showing its status, time and cost
+    /// Wait until the generation ends
+    ///
+    /// A spinner on stderr shows its status, the time and the cost.
     #[arg(short, long)]
     pub wait: bool,
     /// Download the results into DIR (implies --wait)
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Stop waiting after this long, such as 90s or 10m (the generation goes on)
+    /// Stop waiting after this long, such as 90s
+    ///
+    /// Such as 90s, 10m or 1h30m; the generation goes on on the service.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 }
@@ -401,7 +458,7 @@ pub struct BatchArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BatchCommand {
-    /// How many lines of a manifest are in each state, and which, from its journal
+    /// How many lines of a manifest are in each state, from its journal
     Status {
         /// The manifest
         manifest: PathBuf,
@@ -416,26 +473,35 @@ pub struct BatchRunArgs {
     /// The manifest; - reads it from stdin (then --state is required)
     #[arg(required = true)]
     pub manifest: Option<PathBuf>,
-    /// The model of every line that does not name one (see `mediagen models`)
+    /// The model of lines that name none
+    ///
+    /// See `mediagen models`.
     #[arg(short, long, value_name = "SLUG")]
     pub model: Option<String>,
-    /// A parameter for every line (a line's own params win); VALUE is read as JSON when
-    /// it parses, else as text
+    /// A parameter for every line
+    ///
+    /// A line's own params win; VALUE is read as JSON when it parses, else as text.
     #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, serde_json::Value)>,
-    /// Download each result into DIR as it ends: the line's "output", else
-    /// LINE-ID-N.EXT
+    /// Download each result into DIR as it ends
+    ///
+    /// As the line's "output", else LINE-ID-N.EXT.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Generations active at once (the service allows 5 per user)
+    /// Generations active at once
+    ///
+    /// The service allows 5 active generations per user.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub max_active: u16,
-    /// Stop creating before the reserved total passes this many roubles (each create is
-    /// priced first); what was left out is told, and the exit code is 4
+    /// Stop creating before the reserved total passes this
+    ///
+    /// In roubles; each create is priced first. What was left out is told, and the
+    /// exit code is 4.
     #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
-    /// The journal [default: MANIFEST.journal]; the results go beside it, in
-    /// MANIFEST.results.jsonl (or PATH.results.jsonl)
+    /// The journal [default: MANIFEST.journal]
+    ///
+    /// The results go beside it, in MANIFEST.results.jsonl (or PATH.results.jsonl).
     #[arg(long, value_name = "PATH")]
     pub state: Option<PathBuf>,
 }
@@ -550,7 +616,7 @@ pub enum WebhooksCommand {
         url: String,
         /// An event to subscribe to (generation.completed, generation.failed, generation.*, *)
         /// [default: all]
-        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter())]
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter(), hide_possible_values = true)]
         events: Vec<String>,
         /// A note for yourself
         #[arg(long)]
@@ -570,11 +636,12 @@ pub enum WebhooksCommand {
         /// A new URL
         #[arg(long)]
         url: Option<String>,
-        /// Replace the subscribed events
-        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter())]
+        /// Replace the subscribed events (generation.completed, generation.failed,
+        /// generation.*, *)
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter(), hide_possible_values = true)]
         events: Vec<String>,
         /// A new description
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         description: Option<String>,
         /// Resume deliveries
         #[arg(long, conflicts_with = "disable")]
@@ -618,8 +685,10 @@ pub enum WebhooksCommand {
         message_id: uuid::Uuid,
     },
     /// Check a delivery's signature: prints `valid`, or why not
+    #[command(override_usage = "mediagen webhooks verify [OPTIONS] --secret <SECRET> --id <WEBHOOK_ID>\n       \
+                                --timestamp <UNIX> --signature <HEADER>")]
     Verify(VerifyArgs),
-    /// Receive webhooks on this machine: verify, skip duplicates, print each event
+    /// Receive webhooks here: verify, skip duplicates, print each event
     ///
     /// With --forward-to, each verified delivery is also POSTed to a local app with its raw
     /// body and its webhook-id, webhook-timestamp and webhook-signature headers unchanged,
@@ -662,16 +731,18 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("trust").required(true).args(["secret", "register"]))]
 pub struct ListenArgs {
-    /// Port to listen on, on 127.0.0.1 (0 picks a free one)
+    /// Port on 127.0.0.1 (0 picks a free one)
     #[arg(short, long, default_value_t = 8787)]
     pub port: u16,
     /// Verify deliveries with this secret
     #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Create an endpoint that points here, and delete it on exit
+    /// Register an endpoint here while listening
     #[arg(long)]
     pub register: bool,
-    /// With --register: the public URL that reaches this port (a tunnel) [default: http://127.0.0.1:PORT/]
+    /// With --register: the URL that reaches this port
+    ///
+    /// A tunnel's public URL [default: http://127.0.0.1:PORT/].
     #[arg(long, value_name = "URL", requires = "register")]
     pub public_url: Option<String>,
     #[command(flatten)]
@@ -710,7 +781,9 @@ impl Args for Routes {
                 .value_name("EVENT")
                 .action(ArgAction::Append)
                 .value_parser(event_filter())
-                .help(
+                .hide_possible_values(true)
+                .help("An event to take [default: all]")
+                .long_help(
                     "An event to take (generation.completed, generation.failed, generation.*, *): \
                      before any --forward-to, what listen takes (with --register, what the \
                      endpoint subscribes to); after a --forward-to, what that app gets \
@@ -723,7 +796,8 @@ impl Args for Routes {
                 .value_name("URL")
                 .action(ArgAction::Append)
                 .value_parser(parse_forward_url)
-                .help(
+                .help("POST each verified delivery to this app too")
+                .long_help(
                     "POST each verified delivery to this app too, its raw body and its \
                      webhook-id, webhook-timestamp and webhook-signature headers unchanged, \
                      and print the app's status; repeat for more apps (localhost:3000/hooks \

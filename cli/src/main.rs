@@ -12,12 +12,15 @@ mod verbose;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use crate::error::{Exit, Failure};
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::command()
+        .try_get_matches()
+        .and_then(|matches| cli::Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
         Err(err) => return usage(&err),
     };
