@@ -8,14 +8,17 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Generate images, video, speech and music with the media generation service.
 ///
-/// Set MEDIAGEN_API_KEY (or --api-key, or a profile in the config file), then
-/// `mediagen generate --wait -m flux-schnell "a lighthouse at dusk"`. With --mock
-/// every command runs against an embedded mock of the service with a demo account.
+/// Set MEDIAGEN_BASE_URL (the service's address; none is built in) and MEDIAGEN_API_KEY,
+/// or pass --base-url and --api-key, or keep both in a profile of the config file
+/// (`mediagen login`); then `mediagen generate --wait -m flux-schnell "a lighthouse at
+/// dusk"`. With --mock every command runs against an embedded mock of the service with a
+/// demo account.
 #[derive(Debug, Parser)]
 #[command(
     name = "mediagen",
     version,
     max_term_width = 100,
+    after_help = START,
     after_long_help = EXIT_CODES
 )]
 pub struct Cli {
@@ -72,6 +75,11 @@ fn with_globals_in_brief(
         .after_help(note.clone());
     cmd.mut_subcommands(|sub| with_globals_in_brief(sub, globals, note))
 }
+
+/// How to begin, at the end of `mediagen -h`.
+pub const START: &str = "\
+Start: export MEDIAGEN_BASE_URL=https://… MEDIAGEN_API_KEY=mg_live_… (both required),
+then mediagen generate -w -m flux-schnell \"a fox\"; or try any command with --mock.";
 
 /// The exit codes, shown at the end of `mediagen --help`.
 pub const EXIT_CODES: &str = "\
