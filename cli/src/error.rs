@@ -462,7 +462,7 @@ pub fn report(out: &Output, err: &anyhow::Error) -> Exit {
 impl Failure {
     /// The failure for people: `error: while …: CODE (status): message (facts)
     /// [request id]`, and the hint below. See "Errors" in cli/README.md.
-    fn line(&self, out: &Output) -> String {
+    pub(crate) fn line(&self, out: &Output) -> String {
         let mut text = format!("{} ", out.paint_err(RED, "error:"));
         for step in &self.steps {
             text.push_str(&format!("{step}: "));
@@ -491,6 +491,8 @@ impl Failure {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
 
     #[test]
@@ -508,6 +510,125 @@ mod tests {
         let err = anyhow::Error::new(serde_json::Error::io(io)).context("while printing");
         assert!(is_broken_pipe(&err));
         assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
+    }
+
+    /// An answer of the service, as the SDK reads it.
+    fn answered(status: u16, code: &str, message: &str, details: Value) -> Error {
+        let body = json!({"error": {
+            "code": code, "message": message, "requestId": "req_4f2a9c1b", "details": details
+        }});
+        mediagen::ApiError::from_response(
+            reqwest::StatusCode::from_u16(status).unwrap(),
+            &reqwest::header::HeaderMap::new(),
+            body.to_string().as_bytes(),
+        )
+        .into()
+    }
+
+    /// An answer of each topic of the hint table, with the service's own messages.
+    fn one_of_each_topic() -> Vec<(&'static str, Error)> {
+        vec![
+            ("AUTHENTICATION_ERROR", answered(401, "AUTHENTICATION_ERROR",
+                "Malformed API key; keys look like mg_live_<public>_<secret>", json!({}))),
+            ("AUTHORIZATION_ERROR", answered(403, "AUTHORIZATION_ERROR",
+                "The key has no right to this resource", json!({}))),
+            ("VALIDATION_ERROR", answered(400, "VALIDATION_ERROR",
+                "Private IP addresses are not allowed",
+                json!({"fields": [{"path": "/url", "keyword": "format",
+                    "message": "Private IP addresses are not allowed"}]}))),
+            ("NOT_FOUND", answered(404, "NOT_FOUND",
+                "Model 'nope' not found; GET /v1/catalog/ lists the models", json!({}))),
+            ("MODEL_NOT_AVAILABLE", answered(403, "MODEL_NOT_AVAILABLE",
+                "Model kling-2-1 is not available", json!({"modelSlug": "kling-2-1"}))),
+            ("MODEL_UNAVAILABLE", answered(410, "MODEL_UNAVAILABLE",
+                "Model veo-2 was withdrawn by its provider", json!({"modelSlug": "veo-2"}))),
+            ("INSUFFICIENT_BALANCE", answered(402, "INSUFFICIENT_BALANCE",
+                "Insufficient balance: 2.50 RUB required, 1.00 RUB available",
+                json!({"required": 2.5, "available": 1.0}))),
+            ("MARGIN_GUARD", answered(503, "MARGIN_GUARD",
+                "Model price is below the allowed minimum", json!({}))),
+            ("PAYMENT_ERROR", answered(502, "PAYMENT_ERROR", "Payment circuit failed", json!({}))),
+            ("CONFLICT_ERROR", answered(409, "CONFLICT_ERROR",
+                "Generation 7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47 is PROCESSING; only a PENDING \
+                 generation can be cancelled", json!({}))),
+            ("RESERVATION_EXPIRED", answered(409, "RESERVATION_EXPIRED",
+                "Reservation of funds expired", json!({}))),
+            ("RATE_LIMIT_ERROR", answered(429, "RATE_LIMIT_ERROR", "Too many requests",
+                json!({"retryAfter": 12}))),
+            ("CONCURRENCY_LIMIT", answered(429, "RATE_LIMIT_ERROR",
+                "Maximum 5 concurrent generations allowed", json!({}))),
+            ("DAILY_CAP_EXCEEDED", answered(429, "DAILY_CAP_EXCEEDED",
+                "Daily top-up cap of 100000 RUB is used up", json!({}))),
+            ("MODERATION_REPEAT_BLOCKED", answered(409, "MODERATION_REPEAT_BLOCKED",
+                "Requests to flux-schnell are blocked after 3 refusals in a row",
+                json!({"modelSlug": "flux-schnell", "streak": 3}))),
+            ("UPSTREAM_CIRCUIT_OPEN", answered(503, "UPSTREAM_CIRCUIT_OPEN",
+                "Intake on this model is paused", json!({}))),
+            ("INTERNAL_ERROR", answered(500, "INTERNAL_ERROR", "Internal error", json!({}))),
+            ("*", answered(503, "SERVICE_UNAVAILABLE", "A dependency is unavailable", json!({}))),
+        ]
+    }
+
+    /// Numbers, ids, and every run of three words of `text`, lower-case.
+    fn facts_of(text: &str) -> (Vec<String>, Vec<String>) {
+        let words: Vec<String> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.'))
+            .map(|word| word.trim_matches('.').to_lowercase())
+            .filter(|word| !word.is_empty())
+            .collect();
+        let numbers = words
+            .iter()
+            .filter(|word| word.chars().any(|c| c.is_ascii_digit()))
+            .cloned()
+            .collect();
+        let runs = words.windows(3).map(|run| run.join(" ")).collect();
+        (numbers, runs)
+    }
+
+    #[test]
+    fn every_hint_says_what_to_do_next_without_repeating_its_error_line() {
+        let cli = crate::cli::Cli::try_parse_from(["mediagen", "--color", "never", "balance"])
+            .unwrap();
+        let out = Output::new(&cli.global);
+        let samples = one_of_each_topic();
+        for row in crate::hint::TABLE {
+            let (_, err) = samples
+                .iter()
+                .find(|(topic, _)| *topic == row.topic)
+                .unwrap_or_else(|| panic!("no sample error for {}", row.topic));
+            if let (Error::Api(api), false) = (err, row.topic == "*") {
+                assert_eq!(crate::hint::topic(&api.kind), row.topic, "the sample of {}", row.topic);
+            }
+            let failure = Failure::from_sdk(err);
+            let line = Failure { hint: None, ..failure }.line(&out);
+            let (numbers, runs) = facts_of(&line);
+            let (hint_numbers, hint_runs) = facts_of(row.hint);
+            for number in &hint_numbers {
+                assert!(!numbers.contains(number), "{}: the hint repeats {number}: {line} / {}", row.topic, row.hint);
+            }
+            for run in &hint_runs {
+                assert!(!runs.contains(run), "{}: the hint repeats \"{run}\": {line} / {}", row.topic, row.hint);
+            }
+        }
+    }
+
+    #[test]
+    fn facts_the_message_gives_are_not_told_again() {
+        let balance = one_of_each_topic().remove(6).1;
+        assert!(Failure::from_sdk(&balance).facts.is_empty());
+        let wait = Failure::from_sdk(&one_of_each_topic().remove(11).1);
+        assert_eq!(wait.facts, ["retry after 12 s"]);
+        let private = Failure::from_sdk(&one_of_each_topic().remove(2).1);
+        assert_eq!(private.facts, ["field /url"]);
+    }
+
+    #[test]
+    fn only_an_answer_that_may_have_acted_is_sent_again() {
+        let refused = answered(429, "RATE_LIMIT_ERROR", "Too many requests", json!({"retryAfter": 3}));
+        assert!(!may_have_acted(&refused));
+        let concurrency = answered(429, "RATE_LIMIT_ERROR", "Maximum 5 concurrent generations allowed", json!({}));
+        assert!(!may_have_acted(&concurrency));
+        assert!(may_have_acted(&answered(502, "GATEWAY_TIMEOUT", "upstream", json!({}))));
     }
 
     #[test]

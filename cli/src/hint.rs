@@ -36,7 +36,7 @@ const TOP_UP: &str =
 const LATER: &str = "try again later";
 
 /// The first row whose topic and command match wins: specific commands first.
-pub const TABLE: &[Row] = &[
+pub static TABLE: &[Row] = &[
     Row {
         topic: "AUTHENTICATION_ERROR",
         commands: &["login"],
@@ -51,7 +51,7 @@ pub const TABLE: &[Row] = &[
     Row {
         topic: "AUTHORIZATION_ERROR",
         commands: &["*"],
-        hint: "use a key with the right to this; keys are issued in the account dashboard",
+        hint: "use another key; keys and what they may do are managed in the account dashboard",
     },
     Row {
         topic: "VALIDATION_ERROR",
@@ -183,7 +183,7 @@ pub const TABLE: &[Row] = &[
     Row {
         topic: "CONFLICT_ERROR",
         commands: &["cancel"],
-        hint: "only a PENDING generation can be cancelled; `mediagen get ID` shows its status",
+        hint: "it can no longer be cancelled: `mediagen get ID --wait` follows it to its end",
     },
     Row {
         topic: "CONFLICT_ERROR",
