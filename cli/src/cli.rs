@@ -693,8 +693,10 @@ pub enum WebhooksCommand {
         message_id: uuid::Uuid,
     },
     /// Check a delivery's signature: prints `valid`, or why not
-    #[command(override_usage = "mediagen webhooks verify [OPTIONS] --secret <SECRET> --id <WEBHOOK_ID>\n       \
-                                --timestamp <UNIX> --signature <HEADER>")]
+    #[command(
+        override_usage = "mediagen webhooks verify [OPTIONS] --secret <SECRET> --id <WEBHOOK_ID>\n       \
+                                --timestamp <UNIX> --signature <HEADER>"
+    )]
     Verify(VerifyArgs),
     /// Receive webhooks here: verify, skip duplicates, print each event
     ///
@@ -932,7 +934,12 @@ impl<P: TypedValueParser> TypedValueParser for Suggest<P> {
 /// The event filters of an endpoint: the events this version knows, every
 /// generation event, or all.
 fn event_filter() -> Suggest<StringValueParser> {
-    const FILTERS: &[&str] = &["generation.completed", "generation.failed", "generation.*", "*"];
+    const FILTERS: &[&str] = &[
+        "generation.completed",
+        "generation.failed",
+        "generation.*",
+        "*",
+    ];
     Suggest::new(FILTERS, StringValueParser::new())
 }
 

@@ -336,7 +336,13 @@ fn advice(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<String>)
             allowed_values,
             max_size_bytes,
         } => {
+            // A message that lists the allowed values says all an `enum` field would.
+            let lists_allowed =
+                !allowed_values.is_empty() && allowed_values.iter().all(|v| message.contains(v));
             for field in fields {
+                if lists_allowed && field.keyword == "enum" {
+                    continue;
+                }
                 // The field's message is often the message itself: then its path alone.
                 if message.contains(&field.message) {
                     if !field.path.is_empty() && !message.contains(&field.path) {
@@ -348,7 +354,7 @@ fn advice(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<String>)
                     tell(format!("{}: {}", field.path, field.message));
                 }
             }
-            if !allowed_values.is_empty() {
+            if !allowed_values.is_empty() && !lists_allowed {
                 tell(format!("allowed: {}", allowed_values.join(", ")));
             }
             if let Some(max) = max_size_bytes {
@@ -528,44 +534,182 @@ mod tests {
     /// An answer of each topic of the hint table, with the service's own messages.
     fn one_of_each_topic() -> Vec<(&'static str, Error)> {
         vec![
-            ("AUTHENTICATION_ERROR", answered(401, "AUTHENTICATION_ERROR",
-                "Malformed API key; keys look like mg_live_<public>_<secret>", json!({}))),
-            ("AUTHORIZATION_ERROR", answered(403, "AUTHORIZATION_ERROR",
-                "The key has no right to this resource", json!({}))),
-            ("VALIDATION_ERROR", answered(400, "VALIDATION_ERROR",
-                "Private IP addresses are not allowed",
-                json!({"fields": [{"path": "/url", "keyword": "format",
-                    "message": "Private IP addresses are not allowed"}]}))),
-            ("NOT_FOUND", answered(404, "NOT_FOUND",
-                "Model 'nope' not found; GET /v1/catalog/ lists the models", json!({}))),
-            ("MODEL_NOT_AVAILABLE", answered(403, "MODEL_NOT_AVAILABLE",
-                "Model kling-2-1 is not available", json!({"modelSlug": "kling-2-1"}))),
-            ("MODEL_UNAVAILABLE", answered(410, "MODEL_UNAVAILABLE",
-                "Model veo-2 was withdrawn by its provider", json!({"modelSlug": "veo-2"}))),
-            ("INSUFFICIENT_BALANCE", answered(402, "INSUFFICIENT_BALANCE",
-                "Insufficient balance: 2.50 RUB required, 1.00 RUB available",
-                json!({"required": 2.5, "available": 1.0}))),
-            ("MARGIN_GUARD", answered(503, "MARGIN_GUARD",
-                "Model price is below the allowed minimum", json!({}))),
-            ("PAYMENT_ERROR", answered(502, "PAYMENT_ERROR", "Payment circuit failed", json!({}))),
-            ("CONFLICT_ERROR", answered(409, "CONFLICT_ERROR",
-                "Generation 7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47 is PROCESSING; only a PENDING \
-                 generation can be cancelled", json!({}))),
-            ("RESERVATION_EXPIRED", answered(409, "RESERVATION_EXPIRED",
-                "Reservation of funds expired", json!({}))),
-            ("RATE_LIMIT_ERROR", answered(429, "RATE_LIMIT_ERROR", "Too many requests",
-                json!({"retryAfter": 12}))),
-            ("CONCURRENCY_LIMIT", answered(429, "RATE_LIMIT_ERROR",
-                "Maximum 5 concurrent generations allowed", json!({}))),
-            ("DAILY_CAP_EXCEEDED", answered(429, "DAILY_CAP_EXCEEDED",
-                "Daily top-up cap of 100000 RUB is used up", json!({}))),
-            ("MODERATION_REPEAT_BLOCKED", answered(409, "MODERATION_REPEAT_BLOCKED",
-                "Requests to flux-schnell are blocked after 3 refusals in a row",
-                json!({"modelSlug": "flux-schnell", "streak": 3}))),
-            ("UPSTREAM_CIRCUIT_OPEN", answered(503, "UPSTREAM_CIRCUIT_OPEN",
-                "Intake on this model is paused", json!({}))),
-            ("INTERNAL_ERROR", answered(500, "INTERNAL_ERROR", "Internal error", json!({}))),
-            ("*", answered(503, "SERVICE_UNAVAILABLE", "A dependency is unavailable", json!({}))),
+            (
+                "AUTHENTICATION_ERROR",
+                answered(
+                    401,
+                    "AUTHENTICATION_ERROR",
+                    "Malformed API key; keys look like mg_live_<public>_<secret>",
+                    json!({}),
+                ),
+            ),
+            (
+                "AUTHORIZATION_ERROR",
+                answered(
+                    403,
+                    "AUTHORIZATION_ERROR",
+                    "The key has no right to this resource",
+                    json!({}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Parameter aspect_ratio must be one of the model's ratios",
+                    json!({"fields": [{"path": "/params/aspect_ratio", "keyword": "model",
+                    "message": "7:3 is not a ratio of flux-schnell"}]}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR:enum",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Unknown event type \"generation.started\"; allowed values: generation.completed, \
+                 generation.failed, generation.*, *",
+                    json!({"allowedValues": ["generation.completed", "generation.failed", "generation.*", "*"],
+                    "fields": [{"path": "/eventTypes/0", "keyword": "enum",
+                        "message": "must be equal to one of the allowed values"}]}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR:url",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Private IP addresses are not allowed",
+                    json!({"fields": [{"path": "/url", "keyword": "format",
+                    "message": "Private IP addresses are not allowed"}]}),
+                ),
+            ),
+            (
+                "NOT_FOUND",
+                answered(
+                    404,
+                    "NOT_FOUND",
+                    "Model 'nope' not found; GET /v1/catalog/ lists the models",
+                    json!({}),
+                ),
+            ),
+            (
+                "MODEL_NOT_AVAILABLE",
+                answered(
+                    403,
+                    "MODEL_NOT_AVAILABLE",
+                    "Model kling-2-1 is not available",
+                    json!({"modelSlug": "kling-2-1"}),
+                ),
+            ),
+            (
+                "MODEL_UNAVAILABLE",
+                answered(
+                    410,
+                    "MODEL_UNAVAILABLE",
+                    "Model veo-2 was withdrawn by its provider",
+                    json!({"modelSlug": "veo-2"}),
+                ),
+            ),
+            (
+                "INSUFFICIENT_BALANCE",
+                answered(
+                    402,
+                    "INSUFFICIENT_BALANCE",
+                    "Insufficient balance: 2.50 RUB required, 1.00 RUB available",
+                    json!({"required": 2.5, "available": 1.0}),
+                ),
+            ),
+            (
+                "MARGIN_GUARD",
+                answered(
+                    503,
+                    "MARGIN_GUARD",
+                    "Model price is below the allowed minimum",
+                    json!({}),
+                ),
+            ),
+            (
+                "PAYMENT_ERROR",
+                answered(502, "PAYMENT_ERROR", "Payment circuit failed", json!({})),
+            ),
+            (
+                "CONFLICT_ERROR",
+                answered(
+                    409,
+                    "CONFLICT_ERROR",
+                    "Generation 7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47 is PROCESSING; only a PENDING \
+                 generation can be cancelled",
+                    json!({}),
+                ),
+            ),
+            (
+                "RESERVATION_EXPIRED",
+                answered(
+                    409,
+                    "RESERVATION_EXPIRED",
+                    "Reservation of funds expired",
+                    json!({}),
+                ),
+            ),
+            (
+                "RATE_LIMIT_ERROR",
+                answered(
+                    429,
+                    "RATE_LIMIT_ERROR",
+                    "Too many requests",
+                    json!({"retryAfter": 12}),
+                ),
+            ),
+            (
+                "CONCURRENCY_LIMIT",
+                answered(
+                    429,
+                    "RATE_LIMIT_ERROR",
+                    "Maximum 5 concurrent generations allowed",
+                    json!({}),
+                ),
+            ),
+            (
+                "DAILY_CAP_EXCEEDED",
+                answered(
+                    429,
+                    "DAILY_CAP_EXCEEDED",
+                    "Daily top-up cap of 100000 RUB is used up",
+                    json!({}),
+                ),
+            ),
+            (
+                "MODERATION_REPEAT_BLOCKED",
+                answered(
+                    409,
+                    "MODERATION_REPEAT_BLOCKED",
+                    "Requests to flux-schnell are blocked after 3 refusals in a row",
+                    json!({"modelSlug": "flux-schnell", "streak": 3}),
+                ),
+            ),
+            (
+                "UPSTREAM_CIRCUIT_OPEN",
+                answered(
+                    503,
+                    "UPSTREAM_CIRCUIT_OPEN",
+                    "Intake on this model is paused",
+                    json!({}),
+                ),
+            ),
+            (
+                "INTERNAL_ERROR",
+                answered(500, "INTERNAL_ERROR", "Internal error", json!({})),
+            ),
+            (
+                "*",
+                answered(
+                    503,
+                    "SERVICE_UNAVAILABLE",
+                    "A dependency is unavailable",
+                    json!({}),
+                ),
+            ),
         ]
     }
 
@@ -587,8 +731,8 @@ mod tests {
 
     #[test]
     fn every_hint_says_what_to_do_next_without_repeating_its_error_line() {
-        let cli = crate::cli::Cli::try_parse_from(["mediagen", "--color", "never", "balance"])
-            .unwrap();
+        let cli =
+            crate::cli::Cli::try_parse_from(["mediagen", "--color", "never", "balance"]).unwrap();
         let out = Output::new(&cli.global);
         let samples = one_of_each_topic();
         for row in crate::hint::TABLE {
@@ -597,38 +741,74 @@ mod tests {
                 .find(|(topic, _)| *topic == row.topic)
                 .unwrap_or_else(|| panic!("no sample error for {}", row.topic));
             if let (Error::Api(api), false) = (err, row.topic == "*") {
-                assert_eq!(crate::hint::topic(&api.kind), row.topic, "the sample of {}", row.topic);
+                assert_eq!(
+                    crate::hint::topic(&api.kind),
+                    row.topic,
+                    "the sample of {}",
+                    row.topic
+                );
             }
             let failure = Failure::from_sdk(err);
-            let line = Failure { hint: None, ..failure }.line(&out);
+            let line = Failure {
+                hint: None,
+                ..failure
+            }
+            .line(&out);
             let (numbers, runs) = facts_of(&line);
             let (hint_numbers, hint_runs) = facts_of(row.hint);
             for number in &hint_numbers {
-                assert!(!numbers.contains(number), "{}: the hint repeats {number}: {line} / {}", row.topic, row.hint);
+                assert!(
+                    !numbers.contains(number),
+                    "{}: the hint repeats {number}: {line} / {}",
+                    row.topic,
+                    row.hint
+                );
             }
             for run in &hint_runs {
-                assert!(!runs.contains(run), "{}: the hint repeats \"{run}\": {line} / {}", row.topic, row.hint);
+                assert!(
+                    !runs.contains(run),
+                    "{}: the hint repeats \"{run}\": {line} / {}",
+                    row.topic,
+                    row.hint
+                );
             }
         }
     }
 
     #[test]
     fn facts_the_message_gives_are_not_told_again() {
-        let balance = one_of_each_topic().remove(6).1;
+        let balance = one_of_each_topic().remove(8).1;
         assert!(Failure::from_sdk(&balance).facts.is_empty());
-        let wait = Failure::from_sdk(&one_of_each_topic().remove(11).1);
+        let wait = Failure::from_sdk(&one_of_each_topic().remove(13).1);
         assert_eq!(wait.facts, ["retry after 12 s"]);
-        let private = Failure::from_sdk(&one_of_each_topic().remove(2).1);
+        let private = Failure::from_sdk(&one_of_each_topic().remove(4).1);
         assert_eq!(private.facts, ["field /url"]);
+        let event = Failure::from_sdk(&one_of_each_topic().remove(3).1);
+        assert!(event.facts.is_empty(), "{:?}", event.facts);
     }
 
     #[test]
     fn only_an_answer_that_may_have_acted_is_sent_again() {
-        let refused = answered(429, "RATE_LIMIT_ERROR", "Too many requests", json!({"retryAfter": 3}));
+        let refused = answered(
+            429,
+            "RATE_LIMIT_ERROR",
+            "Too many requests",
+            json!({"retryAfter": 3}),
+        );
         assert!(!may_have_acted(&refused));
-        let concurrency = answered(429, "RATE_LIMIT_ERROR", "Maximum 5 concurrent generations allowed", json!({}));
+        let concurrency = answered(
+            429,
+            "RATE_LIMIT_ERROR",
+            "Maximum 5 concurrent generations allowed",
+            json!({}),
+        );
         assert!(!may_have_acted(&concurrency));
-        assert!(may_have_acted(&answered(502, "GATEWAY_TIMEOUT", "upstream", json!({}))));
+        assert!(may_have_acted(&answered(
+            502,
+            "GATEWAY_TIMEOUT",
+            "upstream",
+            json!({})
+        )));
     }
 
     #[test]

@@ -31,8 +31,9 @@ const WEBHOOK_URL: &str = "give an https URL that the service can reach from the
      tunnel to this machine will do); a mock started with --allow-private-webhooks also takes \
      private and loopback addresses";
 const MODELS: &str = "check the model slug: `mediagen models` lists them";
-const TOP_UP: &str =
-    "top up with `mediagen topup AMOUNT`, or ask for an invoice with `mediagen invoices create AMOUNT`";
+const MODEL_PARAMETERS: &str = "fix the prompt or the parameters: `mediagen models SLUG` lists a model's parameters and \
+     their values";
+const TOP_UP: &str = "top up with `mediagen topup AMOUNT`, or ask for an invoice with `mediagen invoices create AMOUNT`";
 const LATER: &str = "try again later";
 
 /// The first row whose topic and command match wins: specific commands first.
@@ -56,28 +57,42 @@ pub static TABLE: &[Row] = &[
     Row {
         topic: "VALIDATION_ERROR",
         commands: &["generate", "batch"],
-        hint: "fix the prompt or the parameters: `mediagen models SLUG` lists a model's \
-               parameters and their values",
+        hint: MODEL_PARAMETERS,
     },
     Row {
-        topic: "VALIDATION_ERROR",
+        topic: "VALIDATION_ERROR:enum",
+        commands: &["generate", "batch"],
+        hint: MODEL_PARAMETERS,
+    },
+    Row {
+        topic: "VALIDATION_ERROR:url",
         commands: &["webhooks create", "webhooks update", "webhooks listen"],
         hint: WEBHOOK_URL,
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["webhooks test"],
-        hint: "pass --event with one of the values that `mediagen webhooks test --help` shows",
+        topic: "VALIDATION_ERROR:enum",
+        commands: &[
+            "webhooks create",
+            "webhooks update",
+            "webhooks listen",
+            "webhooks test",
+        ],
+        hint: "pass --event with one of the values that `mediagen webhooks create --help` shows",
     },
     Row {
-        topic: "VALIDATION_ERROR",
+        topic: "VALIDATION_ERROR:enum",
         commands: &["list"],
         hint: "pass --status with one of the values that `mediagen list --help` shows",
     },
     Row {
-        topic: "VALIDATION_ERROR",
+        topic: "VALIDATION_ERROR:enum",
         commands: &["history"],
         hint: "pass --type with one of the values that `mediagen history --help` shows",
+    },
+    Row {
+        topic: "VALIDATION_ERROR:enum",
+        commands: &["*"],
+        hint: "choose one of the values the service accepts, then run the command again",
     },
     Row {
         topic: "VALIDATION_ERROR",
@@ -203,8 +218,8 @@ pub static TABLE: &[Row] = &[
     Row {
         topic: "CONCURRENCY_LIMIT",
         commands: &["*"],
-        hint: "wait for one to end (`mediagen list --status PROCESSING`) or cancel a PENDING \
-               one, then run the command again",
+        hint: "wait for one of your active generations to end (`mediagen list --status \
+               PROCESSING`) or cancel a PENDING one, then run the command again",
     },
     Row {
         topic: "DAILY_CAP_EXCEEDED",
@@ -234,23 +249,38 @@ pub static TABLE: &[Row] = &[
 ];
 
 /// The topic of a service error: its code, with the concurrency limit told apart
-/// from the windowed 429 it shares the code with.
+/// from the windowed 429 it shares the code with, and a refused value of a closed
+/// set or a refused webhook URL apart from other invalid requests.
 pub fn topic(kind: &ErrorKind) -> &'static str {
     match kind {
         ErrorKind::ConcurrencyLimit { .. } => "CONCURRENCY_LIMIT",
+        ErrorKind::Validation {
+            fields,
+            allowed_values,
+            ..
+        } => {
+            if fields.iter().any(|field| field.path == "/url") {
+                "VALIDATION_ERROR:url"
+            } else if !allowed_values.is_empty() || fields.iter().any(|f| f.keyword == "enum") {
+                "VALIDATION_ERROR:enum"
+            } else {
+                "VALIDATION_ERROR"
+            }
+        }
         kind => kind.code().unwrap_or("*"),
     }
 }
 
-/// The row for `topic` in `command`.
+/// The row for `topic` in `command`: of the topic, else of its code
+/// (`VALIDATION_ERROR:url` falls back to `VALIDATION_ERROR`), else of any.
 pub fn row(topic: &str, command: &str) -> &'static Row {
     let fits = |row: &&Row, topic_of_row: &str| {
         row.topic == topic_of_row && row.commands.iter().any(|c| *c == "*" || *c == command)
     };
-    TABLE
-        .iter()
-        .find(|row| fits(row, topic))
-        .or_else(|| TABLE.iter().find(|row| fits(row, "*")))
+    let code = topic.split(':').next().unwrap_or(topic);
+    [topic, code, "*"]
+        .into_iter()
+        .find_map(|topic| TABLE.iter().find(|row| fits(row, topic)))
         .expect("the table ends with a row for any topic and command")
 }
 
@@ -267,7 +297,11 @@ mod tests {
     fn every_row_is_reached_by_its_topic_and_commands() {
         for (index, row) in TABLE.iter().enumerate() {
             for command in row.commands {
-                let command = if *command == "*" { "completions" } else { command };
+                let command = if *command == "*" {
+                    "completions"
+                } else {
+                    command
+                };
                 assert!(
                     std::ptr::eq(super::row(row.topic, command), row),
                     "row {index} ({} for {command}) is shadowed by an earlier one",
@@ -286,11 +320,16 @@ mod tests {
     #[test]
     fn a_webhook_url_refusal_names_the_mocks_switch_and_no_model_parameters() {
         for command in ["webhooks create", "webhooks update", "webhooks listen"] {
-            let hint = row("VALIDATION_ERROR", command).hint;
+            let hint = row("VALIDATION_ERROR:url", command).hint;
             assert!(hint.contains("--allow-private-webhooks"), "{hint}");
             assert!(!hint.contains("mediagen models"), "{hint}");
         }
-        assert!(!row("VALIDATION_ERROR", "list").hint.contains("models"));
+        assert!(!row("VALIDATION_ERROR:enum", "list").hint.contains("models"));
+        assert!(
+            row("VALIDATION_ERROR:url", "api")
+                .hint
+                .contains("fields named")
+        );
     }
 
     #[test]

@@ -224,7 +224,9 @@ where
                 self.tell(attempt, Some(then));
             }
             Some("error answer") => attempt.code = fields.get("code").map(str::to_owned),
-            Some("downloaded") => attempt.downloaded = fields.get("bytes").and_then(|b| b.parse().ok()),
+            Some("downloaded") => {
+                attempt.downloaded = fields.get("bytes").and_then(|b| b.parse().ok())
+            }
             Some("holding a request back") => {
                 if let Some(delay_ms) = fields.get("delay_ms").and_then(|ms| ms.parse::<u64>().ok())
                 {

@@ -247,7 +247,10 @@ mod tests {
         let real = Clock::real(1.0);
         real.set_now(start());
         let now = real.now();
-        assert!(now >= start() && now < start() + chrono::Duration::seconds(5), "{now}");
+        assert!(
+            now >= start() && now < start() + chrono::Duration::seconds(5),
+            "{now}"
+        );
     }
 
     #[test]

@@ -85,10 +85,20 @@ pub struct Options {
     #[arg(long, env = "MEDIAGEN_MOCK_DEMO_API_KEY", value_name = "KEY")]
     pub demo_api_key: Option<String>,
     /// Largest request body accepted, in bytes; larger ones get 413.
-    #[arg(long, env = "MEDIAGEN_MOCK_BODY_LIMIT_BYTES", value_name = "BYTES", hide_short_help = true)]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_BODY_LIMIT_BYTES",
+        value_name = "BYTES",
+        hide_short_help = true
+    )]
     pub body_limit_bytes: Option<usize>,
     /// Seconds a new task waits in PENDING before a worker takes it.
-    #[arg(long, env = "MEDIAGEN_MOCK_QUEUE_SECONDS", value_name = "SECONDS", hide_short_help = true)]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_QUEUE_SECONDS",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub queue_seconds: Option<f64>,
     /// What answers carry: `full` (every designed field), `minimal` (only what the
     /// service document guarantees) or `extra` (full, plus unknown fields and a header).
@@ -111,7 +121,12 @@ pub struct Options {
     pub fault: Option<Vec<FaultRequest>>,
     /// Seconds of the mock's clock after which a new top-up pays itself; unset, a
     /// top-up waits for its payment page or `POST /_mock/topups/{id}/pay`.
-    #[arg(long, env = "MEDIAGEN_MOCK_AUTO_PAY_SECONDS", value_name = "SECONDS", hide_short_help = true)]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_AUTO_PAY_SECONDS",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub auto_pay_seconds: Option<f64>,
     /// Real seconds a webhook receiver has to answer (the document's 10).
     #[arg(
@@ -134,7 +149,12 @@ pub struct Options {
     pub retain: Option<Vec<RetainBound>>,
     /// Most worlds at once beside the root (`POST /_mock/worlds`); one more is
     /// refused with 429.
-    #[arg(long, env = "MEDIAGEN_MOCK_MAX_WORLDS", value_name = "N", hide_short_help = true)]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_MAX_WORLDS",
+        value_name = "N",
+        hide_short_help = true
+    )]
     pub max_worlds: Option<usize>,
     /// A file that keeps the default world's state: loaded at start when it
     /// exists, written every --state-interval seconds and at shutdown (whole, then
@@ -142,7 +162,12 @@ pub struct Options {
     #[arg(long, env = "MEDIAGEN_MOCK_STATE", value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Real seconds between two writes of --state; 0 writes it at shutdown only.
-    #[arg(long, env = "MEDIAGEN_MOCK_STATE_INTERVAL", value_name = "SECONDS", hide_short_help = true)]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_STATE_INTERVAL",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub state_interval: Option<f64>,
 }
 

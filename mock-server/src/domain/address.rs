@@ -25,7 +25,9 @@ use url::{Host, Url};
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a webhook URL is refused; `Display` gives the service's message exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
+)]
 pub enum AddressError {
     #[error("Only http and https URLs are allowed")]
     BadScheme,

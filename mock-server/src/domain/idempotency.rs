@@ -14,7 +14,9 @@ const KEPT_HOURS: i64 = 24;
 pub const MAX_KEY_LEN: usize = 255;
 
 /// A key outside those bounds, or not text: 400 at the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
+)]
 #[error("Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters")]
 pub struct BadKey;
 

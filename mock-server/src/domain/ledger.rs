@@ -51,7 +51,9 @@ pub struct Account {
     pub kept: Kopecks,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
+)]
 #[error("balance {available} RUB is below the cost {required} RUB")]
 pub struct Insufficient {
     pub required: Kopecks,

@@ -18,7 +18,9 @@ use crate::domain::generation::{AfterAttempt, FailureCode, Generation, Plan};
 use crate::domain::webhook::TaskEnded;
 
 /// What a job does when it is due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub(super) enum JobKind {
     /// A task leaves PENDING.
     Start,
@@ -31,7 +33,9 @@ pub(super) enum JobKind {
 }
 
 /// One scheduled job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub(super) struct Job {
     pub(super) due: DateTime<Utc>,
     seq: u64,

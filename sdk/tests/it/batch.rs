@@ -128,10 +128,7 @@ async fn progress_is_told_when_the_counts_change_and_only_then() {
     let counts: Vec<_> = events.iter().map(|p| (p.finished, p.active)).collect();
     assert_eq!(counts, [(0, 1), (0, 2), (0, 3), (1, 2), (2, 1), (3, 0)]);
     let last = events.last().unwrap();
-    assert_eq!(
-        (last.total, last.succeeded, last.failed),
-        (3, 3, 0)
-    );
+    assert_eq!((last.total, last.succeeded, last.failed), (3, 3, 0));
 }
 
 #[tokio::test]
