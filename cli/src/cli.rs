@@ -3,19 +3,22 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Generate images, video, speech and music with the media generation service.
 ///
-/// Set MEDIAGEN_API_KEY (or --api-key, or a profile in the config file), then
-/// `mediagen generate --wait -m flux-schnell "a lighthouse at dusk"`. With --mock
-/// every command runs against an embedded mock of the service with a demo account.
+/// Set MEDIAGEN_BASE_URL (the service's address; none is built in) and MEDIAGEN_API_KEY,
+/// or pass --base-url and --api-key, or keep both in a profile of the config file
+/// (`mediagen login`); then `mediagen generate --wait -m flux-schnell "a lighthouse at
+/// dusk"`. With --mock every command runs against an embedded mock of the service with a
+/// demo account.
 #[derive(Debug, Parser)]
 #[command(
     name = "mediagen",
     version,
-    propagate_version = true,
     max_term_width = 100,
+    after_help = START,
     after_long_help = EXIT_CODES
 )]
 pub struct Cli {
@@ -24,6 +27,59 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The command line as parsed and shown. `mediagen --help` describes the global
+/// options; every other command's help names them on one line under their own
+/// heading, so that its own options come first and a short help fits a screen.
+pub fn command() -> clap::Command {
+    let cmd = Cli::command();
+    let globals: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    let names: Vec<String> = globals
+        .iter()
+        .filter_map(|arg| {
+            arg.get_short()
+                .map(|short| format!("-{short}"))
+                .or_else(|| arg.get_long().map(|long| format!("--{long}")))
+        })
+        .collect();
+    let header = cmd.get_styles().get_header();
+    let note = clap::builder::StyledStr::from(format!(
+        "{header}Global options{header:#} (`mediagen --help` tells them):\n  {}",
+        names.join(" ")
+    ));
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals, &note))
+}
+
+/// `cmd` and its subcommands with the global options named in `note` at the
+/// end of their help instead of described. Each gets hidden copies of them,
+/// which clap's propagation then leaves in place; they stay global, so their
+/// values reach the top as any global's do.
+fn with_globals_in_brief(
+    cmd: clap::Command,
+    globals: &[clap::Arg],
+    note: &clap::builder::StyledStr,
+) -> clap::Command {
+    let cmd = globals
+        .iter()
+        // A command's own option of the same name (`mock --config`) wins, as in
+        // clap's propagation.
+        .filter(|arg| cmd.get_arguments().all(|own| own.get_id() != arg.get_id()))
+        .cloned()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(cmd, |cmd, arg| cmd.arg(arg.hide(true)))
+        .after_help(note.clone());
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, globals, note))
+}
+
+/// How to begin, at the end of `mediagen -h`.
+pub const START: &str = "\
+Start: export MEDIAGEN_BASE_URL=https://… MEDIAGEN_API_KEY=mg_live_… (both required),
+then mediagen generate -w -m flux-schnell \"a fox\"; or try any command with --mock.";
 
 /// The exit codes, shown at the end of `mediagen --help`.
 pub const EXIT_CODES: &str = "\
@@ -153,6 +209,7 @@ pub enum Command {
     /// Cancel a generation that is still PENDING; the reserved cost returns
     Cancel {
         /// Generation id
+        #[arg(value_parser = generation_id)]
         id: uuid::Uuid,
     },
     /// The catalog as a table, or one model's parameters and prices
@@ -171,6 +228,7 @@ pub enum Command {
     /// Start a card top-up and print the payment link
     Topup {
         /// Amount in roubles
+        #[arg(value_parser = parse_amount, allow_hyphen_values = true)]
         amount: f64,
         /// Where the payment page sends the user back to
         #[arg(long, value_name = "URL")]
@@ -225,10 +283,59 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The command as typed, without its arguments (`generate`, `webhooks create`):
+    /// what the hints after an error are chosen by.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Generate(_) => "generate",
+            Self::Batch(_) => "batch",
+            Self::Get(_) => "get",
+            Self::List(_) => "list",
+            Self::Cancel { .. } => "cancel",
+            Self::Models { .. } => "models",
+            Self::Balance => "balance",
+            Self::History(_) => "history",
+            Self::Account => "account",
+            Self::Summary(_) => "summary",
+            Self::Topup { .. } => "topup",
+            Self::Invoices(command) => match command {
+                InvoicesCommand::List => "invoices list",
+                InvoicesCommand::Create { .. } => "invoices create",
+                InvoicesCommand::Pdf(_) => "invoices pdf",
+                InvoicesCommand::Act(_) => "invoices act",
+            },
+            Self::Files(command) => match command {
+                FilesCommand::Upload { .. } => "files upload",
+                FilesCommand::Get { .. } => "files get",
+                FilesCommand::Delete { .. } => "files delete",
+            },
+            Self::Webhooks(command) => match command {
+                WebhooksCommand::Create { .. } => "webhooks create",
+                WebhooksCommand::List => "webhooks list",
+                WebhooksCommand::Get { .. } => "webhooks get",
+                WebhooksCommand::Update { .. } => "webhooks update",
+                WebhooksCommand::Rotate { .. } => "webhooks rotate",
+                WebhooksCommand::Delete { .. } => "webhooks delete",
+                WebhooksCommand::Test { .. } => "webhooks test",
+                WebhooksCommand::Deliveries { .. } => "webhooks deliveries",
+                WebhooksCommand::Redeliver { .. } => "webhooks redeliver",
+                WebhooksCommand::Verify(_) => "webhooks verify",
+                WebhooksCommand::Listen(_) => "webhooks listen",
+            },
+            Self::Mock(_) => "mock",
+            Self::Api(_) => "api",
+            Self::Login => "login",
+            Self::Config(_) => "config",
+            Self::Completions { .. } => "completions",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ApiArgs {
-    /// The HTTP method: GET, POST, PUT, PATCH, DELETE
-    #[arg(value_parser = parse_method)]
+    /// The HTTP method
+    #[arg(value_parser = Suggest::new(&["GET", "POST", "PUT", "PATCH", "DELETE"], parse_method))]
     pub method: reqwest::Method,
     /// A path of the service, with its query if any, such as /v1/catalog/; never a URL,
     /// since the key goes only to the configured base URL
@@ -297,37 +404,47 @@ pub struct GenerateArgs {
     /// Model slug (see `mediagen models`)
     #[arg(short, long, value_name = "SLUG")]
     pub model: String,
-    /// A model parameter; VALUE is read as JSON when it parses (numbers, true), else as text
+    /// A model parameter, such as aspect_ratio=16:9
+    ///
+    /// VALUE is read as JSON when it parses (numbers, true), else as text.
     #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, serde_json::Value)>,
-    /// Upload a file and pass it as the model's file parameter (image_file_id by default)
+    /// Upload a file as the model's input
+    ///
+    /// It is passed as the model's file parameter (image_file_id by default).
     #[arg(short, long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// The prompt; `-` reads it from stdin
     pub prompt: String,
     #[command(flatten)]
     pub wait: WaitArgs,
-    /// Key that makes re-running the command safe: the same key never starts or charges twice
-    /// [default: a new random key]
+    /// Never start or charge twice for this key
+    ///
+    /// Running the command again with the same key returns the first generation
+    /// [default: a new random key].
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
-    /// Show the estimated cost and the balance, and start nothing
+    /// Show the cost and the balance; start nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse to start when the estimated cost is above this many roubles
-    #[arg(long, value_name = "RUB")]
+    /// Refuse to start above this cost in roubles
+    #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
 }
 
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// Wait until the generation ends, showing its status, time and cost
+    /// Wait until the generation ends
+    ///
+    /// A spinner on stderr shows its status, the time and the cost.
     #[arg(short, long)]
     pub wait: bool,
     /// Download the results into DIR (implies --wait)
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Stop waiting after this long, such as 90s or 10m (the generation goes on)
+    /// Stop waiting after this long, such as 90s
+    ///
+    /// Such as 90s, 10m or 1h30m; the generation goes on on the service.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 }
@@ -349,7 +466,7 @@ pub struct BatchArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BatchCommand {
-    /// How many lines of a manifest are in each state, and which, from its journal
+    /// How many lines of a manifest are in each state, from its journal
     Status {
         /// The manifest
         manifest: PathBuf,
@@ -364,26 +481,35 @@ pub struct BatchRunArgs {
     /// The manifest; - reads it from stdin (then --state is required)
     #[arg(required = true)]
     pub manifest: Option<PathBuf>,
-    /// The model of every line that does not name one (see `mediagen models`)
+    /// The model of lines that name none
+    ///
+    /// See `mediagen models`.
     #[arg(short, long, value_name = "SLUG")]
     pub model: Option<String>,
-    /// A parameter for every line (a line's own params win); VALUE is read as JSON when
-    /// it parses, else as text
+    /// A parameter for every line
+    ///
+    /// A line's own params win; VALUE is read as JSON when it parses, else as text.
     #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, serde_json::Value)>,
-    /// Download each result into DIR as it ends: the line's "output", else
-    /// LINE-ID-N.EXT
+    /// Download each result into DIR as it ends
+    ///
+    /// As the line's "output", else LINE-ID-N.EXT.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Generations active at once (the service allows 5 per user)
+    /// Generations active at once
+    ///
+    /// The service allows 5 active generations per user.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub max_active: u16,
-    /// Stop creating before the reserved total passes this many roubles (each create is
-    /// priced first); what was left out is told, and the exit code is 4
-    #[arg(long, value_name = "RUB")]
+    /// Stop creating before the reserved total passes this
+    ///
+    /// In roubles; each create is priced first. What was left out is told, and the
+    /// exit code is 4.
+    #[arg(long, value_name = "RUB", value_parser = parse_amount, allow_hyphen_values = true)]
     pub max_cost: Option<f64>,
-    /// The journal [default: MANIFEST.journal]; the results go beside it, in
-    /// MANIFEST.results.jsonl (or PATH.results.jsonl)
+    /// The journal [default: MANIFEST.journal]
+    ///
+    /// The results go beside it, in MANIFEST.results.jsonl (or PATH.results.jsonl).
     #[arg(long, value_name = "PATH")]
     pub state: Option<PathBuf>,
 }
@@ -391,6 +517,7 @@ pub struct BatchRunArgs {
 #[derive(Debug, Args)]
 pub struct GetArgs {
     /// Generation id
+    #[arg(value_parser = generation_id)]
     pub id: uuid::Uuid,
     #[command(flatten)]
     pub wait: WaitArgs,
@@ -398,8 +525,8 @@ pub struct GetArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only generations in this status (PENDING, PROCESSING, SUCCEEDED, FAILED, CANCELLED)
-    #[arg(long)]
+    /// Only generations in this status
+    #[arg(long, value_parser = Suggest::new(mediagen::GenerationStatus::KNOWN, StringValueParser::new()))]
     pub status: Option<String>,
     /// Only generations of this model
     #[arg(short, long, value_name = "SLUG")]
@@ -414,14 +541,15 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Only operations of this type (TOPUP, GENERATION_CHARGE, ADJUSTMENT)
-    #[arg(long = "type", value_name = "TYPE")]
+    /// Only operations of this type
+    #[arg(long = "type", value_name = "TYPE",
+          value_parser = Suggest::new(mediagen::BillingOperationType::KNOWN, StringValueParser::new()))]
     pub kind: Option<String>,
     /// From this time (RFC 3339, such as 2026-11-01T00:00:00Z)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub from: Option<chrono::DateTime<chrono::Utc>>,
     /// Up to this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub to: Option<chrono::DateTime<chrono::Utc>>,
     /// At most this many
     #[arg(short = 'n', long, default_value_t = 20)]
@@ -431,10 +559,10 @@ pub struct HistoryArgs {
 #[derive(Debug, Args)]
 pub struct SummaryArgs {
     /// From this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub from: Option<chrono::DateTime<chrono::Utc>>,
     /// Up to this time (RFC 3339)
-    #[arg(long)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub to: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -445,6 +573,7 @@ pub enum InvoicesCommand {
     /// Issue an invoice for a bank transfer (needs requisites on the account)
     Create {
         /// Amount in roubles
+        #[arg(value_parser = parse_amount, allow_hyphen_values = true)]
         amount: f64,
     },
     /// Save the invoice as PDF
@@ -456,6 +585,7 @@ pub enum InvoicesCommand {
 #[derive(Debug, Args)]
 pub struct DocumentArgs {
     /// Invoice id
+    #[arg(value_parser = invoice_id)]
     pub id: uuid::Uuid,
     /// The file to write [default: invoice-<ID>.pdf or act-<ID>.pdf]; `-` writes to stdout
     #[arg(short, long, value_name = "FILE")]
@@ -475,11 +605,13 @@ pub enum FilesCommand {
     /// Show a file
     Get {
         /// File id
+        #[arg(value_parser = file_id)]
         id: uuid::Uuid,
     },
     /// Delete a file
     Delete {
         /// File id
+        #[arg(value_parser = file_id)]
         id: uuid::Uuid,
     },
 }
@@ -492,7 +624,7 @@ pub enum WebhooksCommand {
         url: String,
         /// An event to subscribe to (generation.completed, generation.failed, generation.*, *)
         /// [default: all]
-        #[arg(short, long = "event", value_name = "EVENT")]
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter(), hide_possible_values = true)]
         events: Vec<String>,
         /// A note for yourself
         #[arg(long)]
@@ -512,11 +644,12 @@ pub enum WebhooksCommand {
         /// A new URL
         #[arg(long)]
         url: Option<String>,
-        /// Replace the subscribed events
-        #[arg(short, long = "event", value_name = "EVENT")]
+        /// Replace the subscribed events (generation.completed, generation.failed,
+        /// generation.*, *)
+        #[arg(short, long = "event", value_name = "EVENT", value_parser = event_filter(), hide_possible_values = true)]
         events: Vec<String>,
         /// A new description
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         description: Option<String>,
         /// Resume deliveries
         #[arg(long, conflicts_with = "disable")]
@@ -540,7 +673,7 @@ pub enum WebhooksCommand {
         /// Endpoint id
         id: String,
         /// The event [default: generation.completed]
-        #[arg(long, value_name = "EVENT")]
+        #[arg(long, value_name = "EVENT", value_parser = Suggest::new(mediagen::EventType::KNOWN, StringValueParser::new()))]
         event: Option<String>,
     },
     /// The delivery attempts to an endpoint, newest first
@@ -556,11 +689,16 @@ pub enum WebhooksCommand {
         /// Endpoint id
         id: String,
         /// The message's webhook-id
+        #[arg(value_parser = message_id)]
         message_id: uuid::Uuid,
     },
     /// Check a delivery's signature: prints `valid`, or why not
+    #[command(
+        override_usage = "mediagen webhooks verify [OPTIONS] --secret <SECRET> --id <WEBHOOK_ID>\n       \
+                                --timestamp <UNIX> --signature <HEADER>"
+    )]
     Verify(VerifyArgs),
-    /// Receive webhooks on this machine: verify, skip duplicates, print each event
+    /// Receive webhooks here: verify, skip duplicates, print each event
     ///
     /// With --forward-to, each verified delivery is also POSTed to a local app with its raw
     /// body and its webhook-id, webhook-timestamp and webhook-signature headers unchanged,
@@ -603,16 +741,18 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("trust").required(true).args(["secret", "register"]))]
 pub struct ListenArgs {
-    /// Port to listen on, on 127.0.0.1 (0 picks a free one)
+    /// Port on 127.0.0.1 (0 picks a free one)
     #[arg(short, long, default_value_t = 8787)]
     pub port: u16,
     /// Verify deliveries with this secret
     #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Create an endpoint that points here, and delete it on exit
+    /// Register an endpoint here while listening
     #[arg(long)]
     pub register: bool,
-    /// With --register: the public URL that reaches this port (a tunnel) [default: http://127.0.0.1:PORT/]
+    /// With --register: the URL that reaches this port
+    ///
+    /// A tunnel's public URL [default: http://127.0.0.1:PORT/].
     #[arg(long, value_name = "URL", requires = "register")]
     pub public_url: Option<String>,
     #[command(flatten)]
@@ -650,7 +790,10 @@ impl Args for Routes {
                 .long("event")
                 .value_name("EVENT")
                 .action(ArgAction::Append)
-                .help(
+                .value_parser(event_filter())
+                .hide_possible_values(true)
+                .help("An event to take [default: all]")
+                .long_help(
                     "An event to take (generation.completed, generation.failed, generation.*, *): \
                      before any --forward-to, what listen takes (with --register, what the \
                      endpoint subscribes to); after a --forward-to, what that app gets \
@@ -663,7 +806,8 @@ impl Args for Routes {
                 .value_name("URL")
                 .action(ArgAction::Append)
                 .value_parser(parse_forward_url)
-                .help(
+                .help("POST each verified delivery to this app too")
+                .long_help(
                     "POST each verified delivery to this app too, its raw body and its \
                      webhook-id, webhook-timestamp and webhook-signature headers unchanged, \
                      and print the app's status; repeat for more apps (localhost:3000/hooks \
@@ -753,6 +897,94 @@ pub struct MockArgs {
     #[cfg(not(feature = "mock"))]
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub ignored: Vec<String>,
+}
+
+/// A value parsed by `parser`, with the values this version knows offered to the
+/// help and to shell completion. Any other value is taken as well and goes to the
+/// service as typed: its sets are open, and a newer service may know more.
+#[derive(Clone)]
+pub struct Suggest<P> {
+    known: &'static [&'static str],
+    parser: P,
+}
+
+impl<P> Suggest<P> {
+    pub fn new(known: &'static [&'static str], parser: P) -> Self {
+        Self { known, parser }
+    }
+}
+
+impl<P: TypedValueParser> TypedValueParser for Suggest<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.parser.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.known.iter().copied().map(PossibleValue::new)))
+    }
+}
+
+/// The event filters of an endpoint: the events this version knows, every
+/// generation event, or all.
+fn event_filter() -> Suggest<StringValueParser> {
+    const FILTERS: &[&str] = &[
+        "generation.completed",
+        "generation.failed",
+        "generation.*",
+        "*",
+    ];
+    Suggest::new(FILTERS, StringValueParser::new())
+}
+
+/// A UUID, or a refusal that says what `what` looks like.
+fn uuid_of(raw: &str, what: &str) -> Result<uuid::Uuid, String> {
+    uuid::Uuid::parse_str(raw)
+        .map_err(|_| format!("{what} is a UUID, such as 3f6c1a52-8d4e-4b7a-9c21-5e8f0d3b7a19"))
+}
+
+fn generation_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a generation id")
+}
+
+fn invoice_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "an invoice id")
+}
+
+fn file_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a file id")
+}
+
+fn message_id(raw: &str) -> Result<uuid::Uuid, String> {
+    uuid_of(raw, "a message's webhook-id")
+}
+
+/// Roubles: a number above 0, with a dot for the kopecks.
+fn parse_amount(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(amount) if amount.is_finite() && amount > 0.0 => Ok(amount),
+        _ => Err("an amount is a number of roubles above 0, such as 1500 or 99.50".to_owned()),
+    }
+}
+
+/// A time: RFC 3339, or a date for its midnight UTC.
+fn parse_time(raw: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(raw)
+        .map(|time| time.to_utc())
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                .map(|date| date.and_time(chrono::NaiveTime::MIN).and_utc())
+        })
+        .map_err(|_| {
+            "a time is RFC 3339, such as 2026-11-01T09:30:00Z, or a date, such as 2026-11-01"
+                .to_owned()
+        })
 }
 
 fn parse_param(raw: &str) -> Result<(String, serde_json::Value), String> {

@@ -36,7 +36,14 @@ pub struct Failure {
     /// What the command was doing (`while starting the generation`), outermost first:
     /// told to people before the message, and kept out of the envelope.
     pub steps: Vec<String>,
+    /// What the message leaves out (the failing fields, the amounts, the wait, that
+    /// the generation goes on), told to people in brackets after it; the envelope
+    /// has them in `details`.
+    pub facts: Vec<String>,
 }
+
+/// The fact told after every failure that left an accepted generation running.
+pub const GOES_ON: &str = "the generation goes on on the service";
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -58,7 +65,14 @@ impl Failure {
             timestamp: None,
             details: Map::new(),
             steps: Vec::new(),
+            facts: Vec::new(),
         }
+    }
+
+    /// A fact the message leaves out.
+    pub fn fact(mut self, fact: impl Into<String>) -> Self {
+        self.facts.push(fact.into());
+        self
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -80,39 +94,38 @@ impl Failure {
     }
 
     /// A failure that came after the service accepted generation `id`: it exists
-    /// and is paid for, so the id and the key are told, and how to resume (`resume`,
-    /// else `mediagen get <id> --wait`).
+    /// and is paid for, so the only next step is to resume (`resume`, else
+    /// `mediagen get <id> --wait`), whatever the error was; the id and the key go
+    /// to the envelope. The id is told once, in the resume command.
     pub fn created(self, id: uuid::Uuid, key: Option<&str>, resume: Option<&str>) -> Self {
         let default_resume = format!("mediagen get {id} --wait");
         let resume = resume.unwrap_or(&default_resume);
-        let known = match key {
-            Some(key) => format!("generation {id} (idempotency key {key})"),
-            None => format!("generation {id}"),
-        };
-        self.also(format!(
-            "{known} goes on on the service: resume with `{resume}`"
-        ))
+        self.hint(format!("resume with `{resume}`"))
+            .detail("id", id.to_string())
+            .key(key)
+    }
+
+    /// A failure after a create accepted by the embedded mock: the mock, and the
+    /// generation with it, end with this command, so there is nothing to resume.
+    pub fn created_on_embedded_mock(self, id: uuid::Uuid, key: Option<&str>) -> Self {
+        self.hint(
+            "the generation ends with the embedded mock when this command ends: run the \
+             command again, or keep a mock running with `mediagen mock` and pass its URL as \
+             --base-url",
+        )
         .detail("id", id.to_string())
         .key(key)
     }
 
-    /// A create that still had no clear answer after its retries: it may exist, and
-    /// its `Idempotency-Key` finds it. `again` is how to send it again with that key.
+    /// A create that still had no clear answer after its retries, and may have
+    /// acted (see `may_have_acted`): its `Idempotency-Key` finds it. `again` is how
+    /// to send it again with that key.
     pub fn unanswered_create(err: &Error, key: &str, again: &str) -> Self {
         Self::from_sdk(err)
-            .also(format!(
+            .hint(format!(
                 "it may have been created: {again}, which returns it instead of making another"
             ))
             .key(Some(key))
-    }
-
-    /// `text` after the hint there is, or as the hint.
-    pub fn also(mut self, text: String) -> Self {
-        self.hint = Some(match self.hint.take() {
-            Some(hint) => format!("{hint}; {text}"),
-            None => text,
-        });
-        self
     }
 
     /// The service's envelope: `{"error": {code, message, requestId, timestamp,
@@ -139,9 +152,10 @@ impl Failure {
     pub fn from_sdk(err: &Error) -> Self {
         match err {
             Error::Api(api) => {
-                let (exit, hint) = advice(&api.kind, api.attempts);
-                let mut failure = Self::new(exit, api.code.as_str(), api.message.clone());
-                failure.hint = hint;
+                let (exit, facts) = advice(&api.kind, api.attempts, &api.message);
+                let mut failure = Self::new(exit, api.code.as_str(), api.message.clone())
+                    .hint(crate::hint::for_error(&api.kind));
+                failure.facts = facts;
                 failure.request_id = api.request_id.clone();
                 failure.status = Some(api.status.to_string());
                 failure.timestamp = api.timestamp.map(|t| t.to_rfc3339());
@@ -230,17 +244,16 @@ impl Failure {
                 "WAIT_TIMEOUT",
                 format!("generation {id} was still {status} at the deadline"),
             )
-            .hint(format!(
-                "it goes on on the service; resume with `mediagen get {id} --wait`"
-            ))
-            .detail("id", id.to_string())
+            .fact(GOES_ON)
             .detail("status", status.to_string())
-            .key(idempotency_key.as_deref()),
+            .created(*id, idempotency_key.as_deref(), None),
             Error::AfterCreate {
                 id,
                 idempotency_key,
                 source,
-            } => Self::from_sdk(source).created(*id, Some(idempotency_key), None),
+            } => Self::from_sdk(source)
+                .fact(GOES_ON)
+                .created(*id, Some(idempotency_key), None),
             Error::OutcomeUnknown {
                 operation,
                 check,
@@ -279,8 +292,9 @@ impl Failure {
             ),
             Error::Config(message) => {
                 Self::new(Exit::Authentication, "CONFIGURATION_ERROR", message.clone()).hint(
-                    "set MEDIAGEN_API_KEY, pass --api-key, or add a profile to the config file \
-                     (`mediagen config` shows where); --mock runs against a local mock instead",
+                    "check the base URL and the API key (--base-url and --api-key, \
+                     MEDIAGEN_BASE_URL and MEDIAGEN_API_KEY, or the profile; `mediagen config` \
+                     shows them); --mock runs against a local mock instead",
                 )
             }
             Error::InvalidRequest(message) => {
@@ -296,123 +310,92 @@ impl Failure {
     }
 }
 
-/// The exit code and the hint for a service error, after the document's client
-/// handling: retry the temporary ones, fix by fields, choose another model, top up.
-fn advice(kind: &ErrorKind, attempts: u32) -> (Exit, Option<String>) {
-    let retried = if attempts > 1 {
-        format!(" ({attempts} attempts were made)")
-    } else {
-        String::new()
+/// Whether a failed request may have acted on the service: it got no answer, or a
+/// 5xx. A refusal (4xx, a 429 included) made nothing, so nothing can exist to find.
+pub fn may_have_acted(err: &Error) -> bool {
+    match err {
+        Error::Api(api) => api.status.is_server_error(),
+        Error::Connection { .. } | Error::Body(_) => true,
+        _ => false,
+    }
+}
+
+/// The exit code of a service error, and what its message leaves out: the fields
+/// and values the service named, the amounts, the wait, the attempts made.
+fn advice(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<String>) {
+    let mut facts = Vec::new();
+    let mut tell = |fact: String| {
+        if !message.contains(&fact) {
+            facts.push(fact);
+        }
     };
-    let (exit, hint) = match kind {
-        ErrorKind::Authentication => (
-            Exit::Authentication,
-            "check the API key (MEDIAGEN_API_KEY, --api-key or the profile); keys are issued in \
-             the account dashboard"
-                .to_owned(),
-        ),
-        ErrorKind::Authorization => (
-            Exit::Authentication,
-            "the key has no right to this; use a key with more rights".to_owned(),
-        ),
+    let exit = match kind {
+        ErrorKind::Authentication | ErrorKind::Authorization => Exit::Authentication,
         ErrorKind::Validation {
             fields,
             allowed_values,
             max_size_bytes,
         } => {
-            let mut hint = String::from("fix the request");
+            // A message that lists the allowed values says all an `enum` field would.
+            let lists_allowed =
+                !allowed_values.is_empty() && allowed_values.iter().all(|v| message.contains(v));
             for field in fields {
-                hint.push_str(&format!("; {}: {}", field.path, field.message));
+                if lists_allowed && field.keyword == "enum" {
+                    continue;
+                }
+                // The field's message is often the message itself: then its path alone.
+                if message.contains(&field.message) {
+                    if !field.path.is_empty() && !message.contains(&field.path) {
+                        tell(format!("field {}", field.path));
+                    }
+                } else if field.path.is_empty() {
+                    tell(field.message.clone());
+                } else {
+                    tell(format!("{}: {}", field.path, field.message));
+                }
             }
-            if !allowed_values.is_empty() {
-                hint.push_str(&format!("; allowed values: {}", allowed_values.join(", ")));
+            if !allowed_values.is_empty() && !lists_allowed {
+                tell(format!("allowed: {}", allowed_values.join(", ")));
             }
             if let Some(max) = max_size_bytes {
-                hint.push_str(&format!("; the largest file allowed is {max} bytes"));
+                tell(format!("at most {max} bytes"));
             }
-            hint.push_str(". `mediagen models SLUG` lists a model's parameters");
-            (Exit::Usage, hint)
+            Exit::Usage
         }
-        ErrorKind::NotFound => (
-            Exit::Other,
-            "check the id or the model slug (`mediagen models`); another account's resources \
-             are not found either"
-                .to_owned(),
-        ),
-        ErrorKind::ModelNotAvailable { .. } | ErrorKind::ModelUnavailable { .. } => (
-            Exit::Other,
-            "choose another model: `mediagen models`".to_owned(),
-        ),
         ErrorKind::InsufficientBalance {
             required,
             available,
         } => {
-            let need = match (required, available) {
-                (Some(required), Some(available)) => {
-                    format!(" ({required:.2} RUB needed, {available:.2} RUB available)")
+            if let (Some(required), Some(available)) = (required, available) {
+                let (required, available) = (format!("{required:.2}"), format!("{available:.2}"));
+                // Told only when the message does not already give both amounts.
+                if !(message.contains(&required) && message.contains(&available)) {
+                    tell(format!(
+                        "{required} RUB required, {available} RUB available"
+                    ));
                 }
-                _ => String::new(),
-            };
-            (
-                Exit::InsufficientBalance,
-                format!(
-                    "top up the balance{need}: `mediagen topup AMOUNT`, or an invoice with \
-                     `mediagen invoices create AMOUNT`"
-                ),
-            )
+            }
+            Exit::InsufficientBalance
         }
-        ErrorKind::RateLimited { retry_after, .. } => (
-            Exit::RateLimited,
-            match retry_after {
-                Some(after) => format!(
-                    "too many requests; try again in {} s{retried}",
-                    after.as_secs()
-                ),
-                None => format!("too many requests; try again shortly{retried}"),
-            },
-        ),
-        ErrorKind::ConcurrencyLimit { .. } => (
-            Exit::RateLimited,
-            "5 generations are already active; wait for one to finish \
-             (`mediagen list --status PROCESSING`) or cancel a pending one"
-                .to_owned(),
-        ),
-        ErrorKind::DailyCapExceeded { .. } => (
-            Exit::RateLimited,
-            "the daily top-up cap is used up; it resets at 00:00 UTC, or pay by invoice".to_owned(),
-        ),
-        ErrorKind::MarginGuard => (
-            Exit::Other,
-            "nothing was charged, and retrying does not help; choose another model or parameters"
-                .to_owned(),
-        ),
-        ErrorKind::ModerationRepeatBlocked { .. } => (
-            Exit::Other,
-            "requests to this model are stopped after repeated safety refusals; change the \
-             material or the model"
-                .to_owned(),
-        ),
-        ErrorKind::UpstreamCircuitOpen => (
-            Exit::Other,
-            "intake on this model is paused and nothing was charged; choose another model or try \
-             later"
-                .to_owned(),
-        ),
-        ErrorKind::Conflict | ErrorKind::ReservationExpired => (
-            Exit::Other,
-            "the resource is not in a state that allows this; `mediagen get ID` shows it"
-                .to_owned(),
-        ),
-        ErrorKind::Internal => (
-            Exit::Other,
-            "an internal error of the service; quote the request id to support".to_owned(),
-        ),
-        _ => (
-            Exit::Other,
-            format!("a temporary failure of the service; try again later{retried}"),
-        ),
+        ErrorKind::RateLimited { retry_after, .. } => {
+            if let Some(after) = retry_after {
+                tell(format!("retry after {} s", after.as_secs()));
+            }
+            Exit::RateLimited
+        }
+        ErrorKind::ConcurrencyLimit { .. } | ErrorKind::DailyCapExceeded { .. } => {
+            Exit::RateLimited
+        }
+        ErrorKind::MarginGuard | ErrorKind::UpstreamCircuitOpen => {
+            tell("nothing was charged".to_owned());
+            Exit::Other
+        }
+        _ => Exit::Other,
     };
-    (exit, Some(hint))
+    if attempts > 1 {
+        facts.push(format!("{attempts} attempts were made"));
+    }
+    (exit, facts)
 }
 
 /// The command that shows whether an operation whose outcome is unknown took effect.
@@ -483,9 +466,9 @@ pub fn report(out: &Output, err: &anyhow::Error) -> Exit {
 }
 
 impl Failure {
-    /// The failure for people: `error: while …: CODE (status): message [request id]`,
-    /// and the hint below.
-    fn line(&self, out: &Output) -> String {
+    /// The failure for people: `error: while …: CODE (status): message (facts)
+    /// [request id]`, and the hint below. See "Errors" in cli/README.md.
+    pub(crate) fn line(&self, out: &Output) -> String {
         let mut text = format!("{} ", out.paint_err(RED, "error:"));
         for step in &self.steps {
             text.push_str(&format!("{step}: "));
@@ -499,6 +482,9 @@ impl Failure {
             text.push_str(": ");
         }
         text.push_str(&self.message);
+        if !self.facts.is_empty() {
+            text.push_str(&format!(" ({})", self.facts.join("; ")));
+        }
         if let Some(id) = &self.request_id {
             text.push_str(&format!(" [request {id}]"));
         }
@@ -511,6 +497,8 @@ impl Failure {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
 
     #[test]
@@ -528,6 +516,299 @@ mod tests {
         let err = anyhow::Error::new(serde_json::Error::io(io)).context("while printing");
         assert!(is_broken_pipe(&err));
         assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
+    }
+
+    /// An answer of the service, as the SDK reads it.
+    fn answered(status: u16, code: &str, message: &str, details: Value) -> Error {
+        let body = json!({"error": {
+            "code": code, "message": message, "requestId": "req_4f2a9c1b", "details": details
+        }});
+        mediagen::ApiError::from_response(
+            reqwest::StatusCode::from_u16(status).unwrap(),
+            &reqwest::header::HeaderMap::new(),
+            body.to_string().as_bytes(),
+        )
+        .into()
+    }
+
+    /// An answer of each topic of the hint table, with the service's own messages.
+    fn one_of_each_topic() -> Vec<(&'static str, Error)> {
+        vec![
+            (
+                "AUTHENTICATION_ERROR",
+                answered(
+                    401,
+                    "AUTHENTICATION_ERROR",
+                    "Malformed API key; keys look like mg_live_<public>_<secret>",
+                    json!({}),
+                ),
+            ),
+            (
+                "AUTHORIZATION_ERROR",
+                answered(
+                    403,
+                    "AUTHORIZATION_ERROR",
+                    "The key has no right to this resource",
+                    json!({}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Parameter aspect_ratio must be one of the model's ratios",
+                    json!({"fields": [{"path": "/params/aspect_ratio", "keyword": "model",
+                    "message": "7:3 is not a ratio of flux-schnell"}]}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR:enum",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Unknown event type \"generation.started\"; allowed values: generation.completed, \
+                 generation.failed, generation.*, *",
+                    json!({"allowedValues": ["generation.completed", "generation.failed", "generation.*", "*"],
+                    "fields": [{"path": "/eventTypes/0", "keyword": "enum",
+                        "message": "must be equal to one of the allowed values"}]}),
+                ),
+            ),
+            (
+                "VALIDATION_ERROR:url",
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Private IP addresses are not allowed",
+                    json!({"fields": [{"path": "/url", "keyword": "format",
+                    "message": "Private IP addresses are not allowed"}]}),
+                ),
+            ),
+            (
+                "NOT_FOUND",
+                answered(
+                    404,
+                    "NOT_FOUND",
+                    "Model 'nope' not found; GET /v1/catalog/ lists the models",
+                    json!({}),
+                ),
+            ),
+            (
+                "MODEL_NOT_AVAILABLE",
+                answered(
+                    403,
+                    "MODEL_NOT_AVAILABLE",
+                    "Model kling-2-1 is not available",
+                    json!({"modelSlug": "kling-2-1"}),
+                ),
+            ),
+            (
+                "MODEL_UNAVAILABLE",
+                answered(
+                    410,
+                    "MODEL_UNAVAILABLE",
+                    "Model veo-2 was withdrawn by its provider",
+                    json!({"modelSlug": "veo-2"}),
+                ),
+            ),
+            (
+                "INSUFFICIENT_BALANCE",
+                answered(
+                    402,
+                    "INSUFFICIENT_BALANCE",
+                    "Insufficient balance: 2.50 RUB required, 1.00 RUB available",
+                    json!({"required": 2.5, "available": 1.0}),
+                ),
+            ),
+            (
+                "MARGIN_GUARD",
+                answered(
+                    503,
+                    "MARGIN_GUARD",
+                    "Model price is below the allowed minimum",
+                    json!({}),
+                ),
+            ),
+            (
+                "PAYMENT_ERROR",
+                answered(502, "PAYMENT_ERROR", "Payment circuit failed", json!({})),
+            ),
+            (
+                "CONFLICT_ERROR",
+                answered(
+                    409,
+                    "CONFLICT_ERROR",
+                    "Generation 7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47 is PROCESSING; only a PENDING \
+                 generation can be cancelled",
+                    json!({}),
+                ),
+            ),
+            (
+                "RESERVATION_EXPIRED",
+                answered(
+                    409,
+                    "RESERVATION_EXPIRED",
+                    "Reservation of funds expired",
+                    json!({}),
+                ),
+            ),
+            (
+                "RATE_LIMIT_ERROR",
+                answered(
+                    429,
+                    "RATE_LIMIT_ERROR",
+                    "Too many requests",
+                    json!({"retryAfter": 12}),
+                ),
+            ),
+            (
+                "CONCURRENCY_LIMIT",
+                answered(
+                    429,
+                    "RATE_LIMIT_ERROR",
+                    "Maximum 5 concurrent generations allowed",
+                    json!({}),
+                ),
+            ),
+            (
+                "DAILY_CAP_EXCEEDED",
+                answered(
+                    429,
+                    "DAILY_CAP_EXCEEDED",
+                    "Daily top-up cap of 100000 RUB is used up",
+                    json!({}),
+                ),
+            ),
+            (
+                "MODERATION_REPEAT_BLOCKED",
+                answered(
+                    409,
+                    "MODERATION_REPEAT_BLOCKED",
+                    "Requests to flux-schnell are blocked after 3 refusals in a row",
+                    json!({"modelSlug": "flux-schnell", "streak": 3}),
+                ),
+            ),
+            (
+                "UPSTREAM_CIRCUIT_OPEN",
+                answered(
+                    503,
+                    "UPSTREAM_CIRCUIT_OPEN",
+                    "Intake on this model is paused",
+                    json!({}),
+                ),
+            ),
+            (
+                "INTERNAL_ERROR",
+                answered(500, "INTERNAL_ERROR", "Internal error", json!({})),
+            ),
+            (
+                "*",
+                answered(
+                    503,
+                    "SERVICE_UNAVAILABLE",
+                    "A dependency is unavailable",
+                    json!({}),
+                ),
+            ),
+        ]
+    }
+
+    /// Numbers, ids, and every run of three words of `text`, lower-case.
+    fn facts_of(text: &str) -> (Vec<String>, Vec<String>) {
+        let words: Vec<String> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.'))
+            .map(|word| word.trim_matches('.').to_lowercase())
+            .filter(|word| !word.is_empty())
+            .collect();
+        let numbers = words
+            .iter()
+            .filter(|word| word.chars().any(|c| c.is_ascii_digit()))
+            .cloned()
+            .collect();
+        let runs = words.windows(3).map(|run| run.join(" ")).collect();
+        (numbers, runs)
+    }
+
+    #[test]
+    fn every_hint_says_what_to_do_next_without_repeating_its_error_line() {
+        let cli =
+            crate::cli::Cli::try_parse_from(["mediagen", "--color", "never", "balance"]).unwrap();
+        let out = Output::new(&cli.global);
+        let samples = one_of_each_topic();
+        for row in crate::hint::TABLE {
+            let (_, err) = samples
+                .iter()
+                .find(|(topic, _)| *topic == row.topic)
+                .unwrap_or_else(|| panic!("no sample error for {}", row.topic));
+            if let (Error::Api(api), false) = (err, row.topic == "*") {
+                assert_eq!(
+                    crate::hint::topic(&api.kind),
+                    row.topic,
+                    "the sample of {}",
+                    row.topic
+                );
+            }
+            let failure = Failure::from_sdk(err);
+            let line = Failure {
+                hint: None,
+                ..failure
+            }
+            .line(&out);
+            let (numbers, runs) = facts_of(&line);
+            let (hint_numbers, hint_runs) = facts_of(row.hint);
+            for number in &hint_numbers {
+                assert!(
+                    !numbers.contains(number),
+                    "{}: the hint repeats {number}: {line} / {}",
+                    row.topic,
+                    row.hint
+                );
+            }
+            for run in &hint_runs {
+                assert!(
+                    !runs.contains(run),
+                    "{}: the hint repeats \"{run}\": {line} / {}",
+                    row.topic,
+                    row.hint
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn facts_the_message_gives_are_not_told_again() {
+        let balance = one_of_each_topic().remove(8).1;
+        assert!(Failure::from_sdk(&balance).facts.is_empty());
+        let wait = Failure::from_sdk(&one_of_each_topic().remove(13).1);
+        assert_eq!(wait.facts, ["retry after 12 s"]);
+        let private = Failure::from_sdk(&one_of_each_topic().remove(4).1);
+        assert_eq!(private.facts, ["field /url"]);
+        let event = Failure::from_sdk(&one_of_each_topic().remove(3).1);
+        assert!(event.facts.is_empty(), "{:?}", event.facts);
+    }
+
+    #[test]
+    fn only_an_answer_that_may_have_acted_is_sent_again() {
+        let refused = answered(
+            429,
+            "RATE_LIMIT_ERROR",
+            "Too many requests",
+            json!({"retryAfter": 3}),
+        );
+        assert!(!may_have_acted(&refused));
+        let concurrency = answered(
+            429,
+            "RATE_LIMIT_ERROR",
+            "Maximum 5 concurrent generations allowed",
+            json!({}),
+        );
+        assert!(!may_have_acted(&concurrency));
+        assert!(may_have_acted(&answered(
+            502,
+            "GATEWAY_TIMEOUT",
+            "upstream",
+            json!({})
+        )));
     }
 
     #[test]

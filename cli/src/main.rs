@@ -4,6 +4,7 @@ mod cli;
 mod cmd;
 mod config;
 mod error;
+mod hint;
 mod output;
 mod signal;
 mod verbose;
@@ -11,15 +12,19 @@ mod verbose;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use crate::error::{Exit, Failure};
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::command()
+        .try_get_matches()
+        .and_then(|matches| cli::Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
         Err(err) => return usage(&err),
     };
+    hint::set_command(cli.command.name());
     let out = output::Output::new(&cli.global);
     if let Err(err) = verbose::install(cli.global.verbose, &out) {
         return code(error::report(&out, &err));
@@ -39,7 +44,7 @@ fn main() -> ExitCode {
 /// `--help` and `--version` print and succeed; a wrong command line exits 2, with
 /// the error envelope on stdout when the output is JSON.
 fn usage(err: &clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     // A closed stdout or stderr leaves nothing to do but exit.
     let _ = err.print();
     if matches!(
@@ -64,8 +69,12 @@ fn usage(err: &clap::Error) -> ExitCode {
         let rendered = err.render().to_string();
         let message = rendered.lines().next().unwrap_or_default();
         let message = message.strip_prefix("error: ").unwrap_or(message);
-        let failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
+        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
             .hint("`mediagen --help` lists the commands and options");
+        // A value outside a closed set: the envelope lists the set, as the service's does.
+        if let Some(ContextValue::Strings(allowed)) = err.get(ContextKind::ValidValue) {
+            failure = failure.detail("allowedValues", allowed.clone());
+        }
         let _ = writeln!(std::io::stdout().lock(), "{}", failure.envelope());
     }
     code(Exit::Usage)

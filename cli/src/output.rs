@@ -272,10 +272,59 @@ impl Output {
 
     fn draw_target(&self) -> ProgressDrawTarget {
         if self.draws {
-            ProgressDrawTarget::stderr()
+            ProgressDrawTarget::term_like(Box::new(Narrower(console::Term::stderr())))
         } else {
             ProgressDrawTarget::hidden()
         }
+    }
+}
+
+/// Stderr as indicatif sees it, two columns narrower than it is. A line drawn to
+/// the last column leaves the cursor there, so the `^C` the terminal echoes wraps
+/// onto a new line, and clearing the bar then clears the wrong one, leaving its
+/// last frame on screen. Two free columns hold the echo.
+#[derive(Debug)]
+struct Narrower(console::Term);
+
+impl indicatif::TermLike for Narrower {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(2)
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        self.0.write_line(s)
+    }
+
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        self.0.write_str(s)
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        self.0.clear_line()
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 

@@ -92,6 +92,8 @@ struct Attempt {
     request_id: Option<String>,
     /// Time the request was held back before it went, and why.
     held: Option<(u64, String)>,
+    /// The size of a finished download.
+    downloaded: Option<u64>,
     /// `> name: value` and `< name: value`, for `-vv`.
     headers: Vec<String>,
     /// Whether its line was written (at a retry); otherwise it is written when
@@ -147,6 +149,9 @@ impl Attempt {
                 " (sent after {} held back: {reason})",
                 duration(*delay_ms)
             ));
+        }
+        if let Some(bytes) = self.downloaded {
+            line.push_str(&format!(" · download of {bytes} bytes"));
         }
         if let Some(then) = then {
             line.push_str(&format!(" {then}"));
@@ -219,6 +224,9 @@ where
                 self.tell(attempt, Some(then));
             }
             Some("error answer") => attempt.code = fields.get("code").map(str::to_owned),
+            Some("downloaded") => {
+                attempt.downloaded = fields.get("bytes").and_then(|b| b.parse().ok())
+            }
             Some("holding a request back") => {
                 if let Some(delay_ms) = fields.get("delay_ms").and_then(|ms| ms.parse::<u64>().ok())
                 {

@@ -40,13 +40,13 @@ pub enum Responses {
     Extra,
 }
 
-/// An on/off setting of the command line.
+/// Whether the service's request limits refuse requests (`--rate-limits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Switch {
-    /// On.
+    /// A request over a limit is refused with 429, as the service does.
     On,
-    /// Off.
+    /// Requests are counted and the `x-ratelimit-*` headers sent, but none is refused.
     Off,
 }
 
@@ -54,6 +54,7 @@ pub enum Switch {
 /// is read from TOML files and from flags and environment variables.
 #[derive(Debug, Clone, Default, Deserialize, Args)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[command(mut_args = help_text)]
 pub struct Options {
     /// Address to listen on.
     #[arg(long, env = "MEDIAGEN_MOCK_LISTEN", value_name = "ADDR")]
@@ -64,7 +65,7 @@ pub struct Options {
     /// How many times faster than real time the real clock runs.
     #[arg(long, env = "MEDIAGEN_MOCK_TIME_SCALE", value_name = "N")]
     pub time_scale: Option<f64>,
-    /// Enforce the service's request limits (`on`) or only report them in headers (`off`).
+    /// Whether the service's request limits refuse requests.
     #[arg(long, env = "MEDIAGEN_MOCK_RATE_LIMITS", value_name = "on|off")]
     pub rate_limits: Option<Switch>,
     /// A catalogue file in the contract's `Catalog` shape, instead of the built-in one.
@@ -73,7 +74,8 @@ pub struct Options {
     /// Bearer token the control API (`/_mock/...`) requires; none means open.
     #[arg(long, env = "MEDIAGEN_MOCK_ADMIN_TOKEN", value_name = "TOKEN")]
     pub admin_token: Option<String>,
-    /// Let webhook endpoints point at private and loopback addresses (for CI receivers).
+    /// Let webhook endpoints point at private and loopback addresses (for CI receivers);
+    /// the flag alone means true.
     #[arg(long, env = "MEDIAGEN_MOCK_ALLOW_PRIVATE_WEBHOOKS", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub allow_private_webhooks: Option<bool>,
     /// Balance in roubles of the demo user created at start.
@@ -83,10 +85,20 @@ pub struct Options {
     #[arg(long, env = "MEDIAGEN_MOCK_DEMO_API_KEY", value_name = "KEY")]
     pub demo_api_key: Option<String>,
     /// Largest request body accepted, in bytes; larger ones get 413.
-    #[arg(long, env = "MEDIAGEN_MOCK_BODY_LIMIT_BYTES", value_name = "BYTES")]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_BODY_LIMIT_BYTES",
+        value_name = "BYTES",
+        hide_short_help = true
+    )]
     pub body_limit_bytes: Option<usize>,
     /// Seconds a new task waits in PENDING before a worker takes it.
-    #[arg(long, env = "MEDIAGEN_MOCK_QUEUE_SECONDS", value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_QUEUE_SECONDS",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub queue_seconds: Option<f64>,
     /// What answers carry: `full` (every designed field), `minimal` (only what the
     /// service document guarantees) or `extra` (full, plus unknown fields and a header).
@@ -109,13 +121,19 @@ pub struct Options {
     pub fault: Option<Vec<FaultRequest>>,
     /// Seconds of the mock's clock after which a new top-up pays itself; unset, a
     /// top-up waits for its payment page or `POST /_mock/topups/{id}/pay`.
-    #[arg(long, env = "MEDIAGEN_MOCK_AUTO_PAY_SECONDS", value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_AUTO_PAY_SECONDS",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub auto_pay_seconds: Option<f64>,
     /// Real seconds a webhook receiver has to answer (the document's 10).
     #[arg(
         long,
         env = "MEDIAGEN_MOCK_DELIVERY_TIMEOUT_SECONDS",
-        value_name = "SECONDS"
+        value_name = "SECONDS",
+        hide_short_help = true
     )]
     pub delivery_timeout_seconds: Option<f64>,
     /// How much to remember: a count (`20000`) and/or an age on the mock's clock
@@ -125,12 +143,18 @@ pub struct Options {
         long,
         env = "MEDIAGEN_MOCK_RETAIN",
         value_name = "COUNT|AGE",
-        value_delimiter = ','
+        value_delimiter = ',',
+        hide_short_help = true
     )]
     pub retain: Option<Vec<RetainBound>>,
     /// Most worlds at once beside the root (`POST /_mock/worlds`); one more is
     /// refused with 429.
-    #[arg(long, env = "MEDIAGEN_MOCK_MAX_WORLDS", value_name = "N")]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_MAX_WORLDS",
+        value_name = "N",
+        hide_short_help = true
+    )]
     pub max_worlds: Option<usize>,
     /// A file that keeps the default world's state: loaded at start when it
     /// exists, written every --state-interval seconds and at shutdown (whole, then
@@ -138,8 +162,50 @@ pub struct Options {
     #[arg(long, env = "MEDIAGEN_MOCK_STATE", value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Real seconds between two writes of --state; 0 writes it at shutdown only.
-    #[arg(long, env = "MEDIAGEN_MOCK_STATE_INTERVAL", value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_STATE_INTERVAL",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
     pub state_interval: Option<f64>,
+}
+
+/// The help of each option as a person reads it: the default of
+/// `config.default.toml` beside it, as text (a clap default would win over a
+/// config file), and the environment variable by its name alone (clap shows an
+/// unset one as `NAME=`). Applied to every option of the command, so the
+/// `--config` beside these options gets the same.
+fn help_text(arg: clap::Arg) -> clap::Arg {
+    static DEFAULTS: std::sync::OnceLock<toml::Table> = std::sync::OnceLock::new();
+    let arg = arg.hide_env_values(true);
+    let defaults = DEFAULTS.get_or_init(|| DEFAULTS_TOML.parse().unwrap_or_default());
+    let Some(value) = arg.get_long().and_then(|long| defaults.get(long)) else {
+        return arg;
+    };
+    let value = match value {
+        toml::Value::String(text) => text.clone(),
+        toml::Value::Array(values) => values
+            .iter()
+            .map(|value| match value {
+                toml::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    };
+    let with_default = |help: &clap::builder::StyledStr| format!("{help} [default: {value}]");
+    let short = arg.get_help().map(with_default);
+    let long = arg.get_long_help().map(with_default);
+    let arg = match short {
+        Some(help) => arg.help(help),
+        None => arg,
+    };
+    match long {
+        Some(help) => arg.long_help(help),
+        None => arg,
+    }
 }
 
 /// One bound of `--retain`: a number of records, or an age such as `6h`.

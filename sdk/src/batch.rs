@@ -40,13 +40,6 @@ pub enum BatchEvent {
         /// Its id.
         id: Uuid,
     },
-    /// Its status was read for the first time, or changed.
-    Status {
-        /// Its id.
-        id: Uuid,
-        /// The new status.
-        status: GenerationStatus,
-    },
     /// It ended in `SUCCEEDED`.
     Succeeded {
         /// Its id.
@@ -70,7 +63,9 @@ pub enum BatchEvent {
     },
 }
 
-/// The state of a batch when one of its requests moves on.
+/// The state of a batch when its counts change: a request was created (or resumed
+/// from the journal) or ended; and when the journal says a request ended in an
+/// earlier run. A status read that changes no count is not told.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -95,7 +90,7 @@ pub struct BatchProgress {
     pub event: BatchEvent,
     /// Requests in the batch.
     pub total: usize,
-    /// Requests started and not ended.
+    /// Requests created on the service (or resumed) and not ended.
     pub active: usize,
     /// Requests ended, either way.
     pub finished: usize,
@@ -411,6 +406,10 @@ struct Runner<'a> {
     options: WaitOptions,
     on_progress: Option<ProgressCallback<'a>>,
     tally: BatchProgress,
+    /// The requests created (or resumed) and not ended: the tally's `active`.
+    live: std::collections::HashSet<usize>,
+    /// The counts last told, so that the callback fires on a change only.
+    told: Option<(usize, usize, usize, usize)>,
     fail_fast: bool,
     max_total_cost_rub: Option<f64>,
     budget: Arc<Mutex<Budget>>,
@@ -481,6 +480,8 @@ impl<'a> Runner<'a> {
                 succeeded: 0,
                 failed: 0,
             },
+            live: std::collections::HashSet::new(),
+            told: None,
             fail_fast: batch.fail_fast,
             max_total_cost_rub: batch.max_total_cost_rub,
             budget: Arc::new(Mutex::new(Budget { reserved, stopped })),
@@ -534,9 +535,30 @@ impl<'a> Runner<'a> {
     }
 
     fn report(&mut self, index: usize, event: BatchEvent) {
+        match event {
+            BatchEvent::Created { .. } | BatchEvent::Resumed { .. } => {
+                self.live.insert(index);
+            }
+            BatchEvent::Succeeded { .. } | BatchEvent::Failed { .. } => {
+                self.live.remove(&index);
+            }
+            BatchEvent::Recorded { .. } => {}
+        }
+        let counts = (
+            self.live.len(),
+            self.tally.finished,
+            self.tally.succeeded,
+            self.tally.failed,
+        );
+        // A request recorded as ended changes no count yet, but is news to a reader.
+        let news = matches!(event, BatchEvent::Recorded { .. });
+        if self.told == Some(counts) && !news {
+            return;
+        }
+        self.told = Some(counts);
         self.tally.index = index;
         self.tally.event = event;
-        self.tally.active = self.running.len();
+        self.tally.active = counts.0;
         if let Some(callback) = self.on_progress.as_mut() {
             callback(&self.tally);
         }
@@ -680,16 +702,7 @@ async fn run_one(
         options = options.timeout(deadline.saturating_duration_since(clock.now()));
     }
     let known = Known::created(&request, &created, clock.now());
-    let result = follow(client, id, options, known, |generation| {
-        let _ = events.unbounded_send((
-            index,
-            BatchEvent::Status {
-                id,
-                status: generation.status.clone(),
-            },
-        ));
-    })
-    .await;
+    let result = follow(client, id, options, known, |_| {}).await;
     if let (Some(journal), Some(ended)) = (&journal, ended(&result, &created)) {
         let written = journal
             .lock()

@@ -16,6 +16,7 @@ use futures::StreamExt;
 use http::StatusCode;
 use http::header::{CONTENT_RANGE, RANGE, USER_AGENT};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tracing::Instrument;
 
 use crate::call::within;
 use crate::client::Client;
@@ -58,7 +59,30 @@ impl<'a> Transfer<'a> {
         }
     }
 
-    async fn run(mut self, target: &mut dyn Target) -> Result<u64> {
+    /// The download, in a `mediagen.operation` span like every call (`-v` tells
+    /// it), which ends with a `downloaded` event of its size. The signed URL is
+    /// never a field: it is a credential of its own.
+    async fn run(self, target: &mut dyn Target) -> Result<u64> {
+        let span = tracing::info_span!(
+            "mediagen.operation",
+            operation = "download_file",
+            method = "GET",
+            path = "(storage URL)",
+            attempt = tracing::field::Empty,
+            status = tracing::field::Empty,
+            request_id = tracing::field::Empty,
+            generation_id = tracing::field::Empty,
+        );
+        async {
+            let bytes = self.transfer(target).await?;
+            tracing::info!(bytes, "downloaded");
+            Ok(bytes)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn transfer(mut self, target: &mut dyn Target) -> Result<u64> {
         let url = reqwest::Url::parse(&self.url)
             .map_err(|err| Error::InvalidRequest(format!("download URL {:?}: {err}", self.url)))?;
         let shared = self.client.shared();
@@ -67,6 +91,7 @@ impl<'a> Transfer<'a> {
         let mut have = target.resume_from().await?;
         let mut attempt = 1;
         loop {
+            tracing::Span::current().record("attempt", attempt);
             let mut request = reqwest::Request::new(reqwest::Method::GET, url.clone());
             let headers = request.headers_mut();
             headers.insert(USER_AGENT, shared.user_agent.clone());

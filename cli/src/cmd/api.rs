@@ -63,7 +63,7 @@ pub async fn run(ctx: &Context, args: ApiArgs) -> anyhow::Result<()> {
         Err(err) => err,
     };
     let failure = match &key {
-        Some(key) if err.is_retryable() => Failure::unanswered_create(
+        Some(key) if crate::error::may_have_acted(&err) => Failure::unanswered_create(
             &err,
             key,
             &format!("run the same command with --header 'Idempotency-Key: {key}'"),

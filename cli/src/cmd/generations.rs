@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::Context;
 use crate::cli::{GenerateArgs, GetArgs, ListArgs, WaitArgs};
-use crate::error::{Exit, Failure};
+use crate::error::{Exit, Failure, GOES_ON};
 use crate::output::{self, BOLD, DIM, GREEN, Output, Table};
 use crate::signal::Signals;
 
@@ -97,8 +97,9 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
 
     let created = match client.generations().create(request).await {
         Ok(created) => created,
-        // Retried as far as the policy allows and still no answer: it may exist.
-        Err(err) if err.is_retryable() => {
+        // Retried as far as the policy allows and still no clear answer: it may exist.
+        // A refusal (a 429 included) made nothing, and is told as it is.
+        Err(err) if crate::error::may_have_acted(&err) => {
             let failure = Failure::unanswered_create(
                 &err,
                 &key,
@@ -229,17 +230,32 @@ async fn follow(
         resume.push_str(&format!(" --output {}", dir.display()));
     }
     let resume = ctx.command(&resume);
+    // What to do after a failure while the generation runs: resume it, unless it
+    // runs in the embedded mock, which ends with this command.
+    let embedded = ctx.global().mock;
+    let after_create = |failure: Failure, fact: &str| {
+        if embedded {
+            failure.created_on_embedded_mock(id, key)
+        } else {
+            let failure = if failure.facts.iter().any(|told| told == fact) {
+                failure
+            } else {
+                failure.fact(fact)
+            };
+            failure
+                .created(id, key, Some(&resume))
+                .detail("resume", resume.clone())
+        }
+    };
     let ended = tokio::select! {
         ended = wait => ended,
         () = interrupt.recv() => {
             spinner.finish_and_clear();
-            return Err(Failure::new(
+            return Err(after_create(Failure::new(
                 Exit::Interrupted,
                 "INTERRUPTED",
-                format!("stopped waiting; generation {id} goes on on the service"),
-            )
-            .created(id, key, Some(&resume))
-            .detail("resume", resume)
+                "stopped waiting",
+            ), GOES_ON)
             .into());
         }
     };
@@ -253,13 +269,7 @@ async fn follow(
                 Error::GenerationFailed(_)
                 | Error::GenerationCancelled { .. }
                 | Error::UnknownGenerationStatus { .. } => failure.key(key),
-                // It goes on: the resume command replaces the SDK's.
-                Error::WaitTimeout { .. } => Failure {
-                    hint: None,
-                    ..failure
-                }
-                .created(id, key, Some(&resume)),
-                _ => failure.created(id, key, Some(&resume)),
+                _ => after_create(failure, GOES_ON),
             }
             .into());
         }
@@ -268,7 +278,7 @@ async fn follow(
         Some(dir) if generation.status == GenerationStatus::Succeeded => {
             download(ctx, &generation, dir).await.map_err(|err| {
                 // The results exist and are paid for: say how to fetch them again.
-                Failure::of(&err).created(id, key, Some(&resume))
+                after_create(Failure::of(&err), "the results stay on the service")
             })?
         }
         _ => Vec::new(),

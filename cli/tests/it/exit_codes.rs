@@ -39,10 +39,20 @@ async fn a_request_the_service_refuses_as_invalid_exits_2_with_the_fields() {
     let error = envelope(&output);
     assert_eq!(error["code"], "VALIDATION_ERROR");
     assert!(error["requestId"].as_str().unwrap().starts_with("req_"));
+    // The failing field is in the details, and the hint says where the parameters are told.
     assert!(
-        error["hint"].as_str().unwrap().contains("aspect_ratio"),
+        error["details"].to_string().contains("aspect_ratio"),
         "{error}"
     );
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .contains("mediagen models SLUG"),
+        "{error}"
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.matches("aspect_ratio").count(), 1, "{stderr}");
 }
 
 #[tokio::test]
@@ -98,10 +108,9 @@ async fn insufficient_balance_exits_4_and_says_how_much_is_missing() {
     assert_eq!(output.status.code(), Some(4));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("INSUFFICIENT_BALANCE"), "{stderr}");
-    assert!(
-        stderr.contains("2.50 RUB needed, 1.00 RUB available"),
-        "{stderr}"
-    );
+    // The amounts, once: in the service's message, not again in the hint.
+    assert_eq!(stderr.matches("2.50 RUB").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("1.00 RUB").count(), 1, "{stderr}");
     assert!(stderr.contains("mediagen topup"), "{stderr}");
 }
 

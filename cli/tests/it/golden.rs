@@ -9,7 +9,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::{Setup, bare, run, scripted, text};
 
-fn check(name: &str, actual: &str) {
+pub fn check(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
@@ -34,6 +34,12 @@ async fn help(args: &[&str], name: &str) {
 #[tokio::test]
 async fn the_main_help_lists_every_command_and_the_exit_codes() {
     help(&["--help"], "help.txt").await;
+}
+
+#[tokio::test]
+async fn the_short_helps_fit_a_screen_and_say_how_to_start() {
+    help(&["-h"], "short-help.txt").await;
+    help(&["generate", "-h"], "generate-short-help.txt").await;
 }
 
 #[tokio::test]

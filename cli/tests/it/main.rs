@@ -11,6 +11,7 @@ mod exit_codes;
 mod generate;
 mod golden;
 mod jsonl;
+mod newcomer;
 mod profiles;
 mod promises;
 mod verbose;

@@ -233,12 +233,16 @@ async fn an_unknown_event_name_is_refused_before_sending() {
     ]))
     .await;
     assert_eq!(output.status.code(), Some(2));
+    let error = envelope(&output);
     assert!(
-        envelope(&output)["hint"]
+        error["message"]
             .as_str()
             .unwrap()
-            .contains("generation.completed")
+            .contains("generation.completed"),
+        "{error}"
     );
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.contains("--event") && !hint.contains("URL"), "{hint}");
 }
 
 /// The address `webhooks listen` reports on stderr.

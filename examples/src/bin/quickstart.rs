@@ -1,7 +1,8 @@
 //! Quickstart: create a generation, wait for it, download the result.
 //!
 //! ```sh
-//! export MEDIAGEN_API_KEY=mg_live_…          # or run `mediagen mock` and use its demo key
+//! # both required: the service's address and your key (or `mediagen mock` and its demo key)
+//! export MEDIAGEN_BASE_URL=https://…  MEDIAGEN_API_KEY=mg_live_…
 //! cargo run -p mediagen-examples --bin quickstart -- flux-schnell "a lighthouse at dusk" out/
 //! ```
 
