@@ -18,14 +18,7 @@ struct WorldClient {
 impl WorldClient {
     async fn create(mock: &MockServer, settings: Value) -> Self {
         let http = reqwest::Client::new();
-        let reply = send(
-            &http,
-            Method::POST,
-            &format!("{}/_mock/worlds", mock.uri()),
-            None,
-            Some(settings),
-        )
-        .await;
+        let reply = at_root(mock, Method::POST, "/_mock/worlds", Some(settings)).await;
         assert_eq!(reply.status, 201, "{}", reply.body);
         Self {
             base: reply.body["baseUrl"].as_str().expect("baseUrl").to_owned(),
@@ -84,6 +77,12 @@ async fn send(
         body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         bytes: bytes.to_vec(),
     }
+}
+
+/// A control call to the server's root, where the worlds are made.
+async fn at_root(mock: &MockServer, method: Method, path: &str, body: Option<Value>) -> Reply {
+    let http = reqwest::Client::new();
+    send(&http, method, &format!("{}{path}", mock.uri()), None, body).await
 }
 
 /// `GET /v1/account` at `base` with `key`.
@@ -257,11 +256,10 @@ async fn a_world_starts_with_the_settings_it_was_made_with() {
         "the public catalogue needs no key in a world either"
     );
 
-    let refused = send(
-        &world.http,
+    let refused = at_root(
+        &mock,
         Method::POST,
-        &format!("{}/_mock/worlds", mock.uri()),
-        None,
+        "/_mock/worlds",
         Some(json!({"clock": "sideways"})),
     )
     .await;
@@ -272,40 +270,19 @@ async fn a_world_starts_with_the_settings_it_was_made_with() {
 async fn worlds_are_listed_and_a_deleted_one_answers_404() {
     let mock = MockServer::start().await;
     let world = WorldClient::create(&mock, json!({})).await;
-    let listed = send(
-        &world.http,
-        Method::GET,
-        &format!("{}/_mock/worlds", mock.uri()),
-        None,
-        None,
-    )
-    .await;
+    let listed = at_root(&mock, Method::GET, "/_mock/worlds", None).await;
     let data = listed.body["data"].as_array().expect("data");
     assert_eq!(data.len(), 1);
     assert_eq!(data[0]["baseUrl"].as_str(), Some(world.base.as_str()));
     let id = data[0]["id"].as_str().expect("id");
 
-    let gone = send(
-        &world.http,
-        Method::DELETE,
-        &format!("{}/_mock/worlds/{id}", mock.uri()),
-        None,
-        None,
-    )
-    .await;
+    let gone = at_root(&mock, Method::DELETE, &format!("/_mock/worlds/{id}"), None).await;
     assert_eq!(gone.status, 204);
     world
         .api(Method::GET, "/v1/account", None)
         .await
         .assert_error(404, "NOT_FOUND");
-    let again = send(
-        &world.http,
-        Method::DELETE,
-        &format!("{}/_mock/worlds/{id}", mock.uri()),
-        None,
-        None,
-    )
-    .await;
+    let again = at_root(&mock, Method::DELETE, &format!("/_mock/worlds/{id}"), None).await;
     again.assert_error(404, "NOT_FOUND");
     assert!(mock.list_worlds().is_empty());
 }
@@ -318,15 +295,7 @@ async fn past_the_limit_of_worlds_a_new_one_is_refused_with_429() {
         .await;
     WorldClient::create(&mock, json!({})).await;
     WorldClient::create(&mock, json!({})).await;
-    let http = reqwest::Client::new();
-    let third = send(
-        &http,
-        Method::POST,
-        &format!("{}/_mock/worlds", mock.uri()),
-        None,
-        None,
-    )
-    .await;
+    let third = at_root(&mock, Method::POST, "/_mock/worlds", None).await;
     third.assert_error(429, "RATE_LIMIT_ERROR");
     assert!(
         third.body["error"]["message"]
