@@ -99,6 +99,18 @@ async fn attach(
     attached
 }
 
+/// Stops the readers; the events they were told they missed.
+fn detach(attached: Vec<(Arc<Seen>, tokio::task::JoinHandle<()>)>) -> u64 {
+    let lost = attached
+        .iter()
+        .map(|(seen, _)| seen.lost.load(Ordering::Relaxed))
+        .sum();
+    for (_, task) in attached {
+        task.abort();
+    }
+    lost
+}
+
 /// One request of the mix: the `n`th.
 async fn one_request(http: &reqwest::Client, base: &str, users: &[NewUser], n: u64) -> bool {
     let user = &users[n as usize % users.len()];
@@ -180,13 +192,7 @@ async fn paced(mock: &MockServer, readers: usize, rate: u64, seconds: u64) -> Pa
         .iter()
         .map(|(seen, _)| seen.requests.load(Ordering::Relaxed))
         .collect();
-    let lost = attached
-        .iter()
-        .map(|(seen, _)| seen.lost.load(Ordering::Relaxed))
-        .sum();
-    for (_, task) in attached {
-        task.abort();
-    }
+    let lost = detach(attached);
     latencies.sort_by(f64::total_cmp);
     Paced {
         achieved_per_second: total as f64 / elapsed,
@@ -225,13 +231,7 @@ async fn saturated(mock: &MockServer, readers: usize, clients: u64, seconds: u64
     for worker in workers {
         worker.await.expect("a client");
     }
-    let lost = attached
-        .iter()
-        .map(|(seen, _)| seen.lost.load(Ordering::Relaxed))
-        .sum();
-    for (_, task) in attached {
-        task.abort();
-    }
+    let lost = detach(attached);
     (done.load(Ordering::Relaxed) as f64 / seconds as f64, lost)
 }
 

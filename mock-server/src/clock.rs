@@ -148,7 +148,6 @@ impl Clock {
         }
     }
 
-    /// Moves a manual clock forward by `seconds` and returns the new time.
     /// Makes the time on this clock `now` (a restored snapshot's), from which a
     /// real clock runs on at its scale.
     pub fn set_now(&self, now: DateTime<Utc>) {
@@ -165,6 +164,7 @@ impl Clock {
         self.moved(from, now);
     }
 
+    /// Moves a manual clock forward by `seconds` and returns the new time.
     pub fn advance(&self, seconds: f64) -> Result<DateTime<Utc>, ClockError> {
         if !(0.0..1e11).contains(&seconds) {
             return Err(ClockError::BadAmount(seconds));

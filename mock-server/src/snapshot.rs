@@ -18,13 +18,12 @@ use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::contract::FieldError;
+use crate::control::invalid;
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
 use crate::store::Store;
-use crate::wire::timestamp;
 
 /// What a snapshot says it is, so that a file of anything else is refused.
 const FORMAT: &str = "mediagen-mock-snapshot";
@@ -39,7 +38,7 @@ const BODY_LIMIT: usize = 512 * 1024 * 1024;
 struct Taken<'a> {
     format: &'static str,
     version: u64,
-    taken_at: String,
+    taken_at: Value,
     clock: Value,
     demo_api_key: &'a str,
     store: &'a Store,
@@ -65,7 +64,7 @@ impl Snapshot {
     /// does not read, or one whose records contradict each other.
     pub(crate) fn read(value: Value) -> Result<Self> {
         if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            return Err(refused(
+            return Err(invalid(
                 "/format",
                 "const",
                 format!("Not a snapshot of this mock: 'format' must be \"{FORMAT}\""),
@@ -75,7 +74,7 @@ impl Snapshot {
             Some(version) if version.as_u64() == Some(VERSION) => {}
             other => {
                 let given = other.map_or("none".to_owned(), Value::to_string);
-                return Err(refused(
+                return Err(invalid(
                     "/version",
                     "const",
                     format!(
@@ -108,14 +107,14 @@ impl Snapshot {
             })?;
         let snapshot: Self = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = format!("/{}", e.path().to_string().replace('.', "/"));
-            refused(
+            invalid(
                 &path,
                 "type",
                 format!("The snapshot is broken at {path}: {}", e.inner()),
             )
         })?;
         snapshot.store.check_invariants().map_err(|why| {
-            refused(
+            invalid(
                 "/store",
                 "consistent",
                 format!("The snapshot contradicts itself: {why}"),
@@ -131,27 +130,17 @@ impl Snapshot {
     }
 }
 
-fn refused(path: &str, keyword: &str, message: String) -> ApiError {
-    ApiError::validation(
-        message.clone(),
-        vec![FieldError::new(path, keyword, message, json!({}))],
-    )
-}
-
 impl AppState {
     /// The world's whole state, as `GET /_mock/snapshot` answers it.
     pub(crate) fn take_snapshot(&self) -> Value {
-        let clock = self.clock();
+        // As `GET /_mock/clock` shows it; taken at the time it shows.
+        let clock = crate::control::clock_view(self);
         let store = self.store();
         let taken = Taken {
             format: FORMAT,
             version: VERSION,
-            taken_at: timestamp(clock.now()),
-            clock: json!({
-                "now": timestamp(clock.now()),
-                "mode": if clock.is_manual() { "manual" } else { "real" },
-                "timeScale": clock.scale(),
-            }),
+            taken_at: clock["now"].clone(),
+            clock,
             demo_api_key: self.demo_api_key(),
             store: &store,
         };
@@ -188,7 +177,7 @@ async fn put_snapshot(
     body: axum::body::Bytes,
 ) -> Result<StatusCode> {
     let value: Value = serde_json::from_slice(&body)
-        .map_err(|e| refused("", "json", format!("The snapshot is not JSON: {e}")))?;
+        .map_err(|e| invalid("", "json", format!("The snapshot is not JSON: {e}")))?;
     state.restore(Snapshot::read(value)?);
     Ok(StatusCode::NO_CONTENT)
 }

@@ -15,7 +15,7 @@ use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::snapshot::Snapshot;
 use crate::state::AppState;
-use crate::store::{LoggedRequest, NewUser, OutboxMessage};
+use crate::store::{LoggedRequest, NewUser, OutboxMessage, Store};
 use crate::worker::run_due_jobs;
 
 /// A mock's state as a test drives and reads it: users and keys, the clock,
@@ -109,6 +109,17 @@ pub struct Settings {
     pub responses: Responses,
 }
 
+impl Settings {
+    /// The settings the store holds, as `GET /_mock/settings` answers them.
+    pub(crate) fn of(store: &Store) -> Self {
+        Self {
+            create_latency_seconds: store.create_latency_secs(),
+            auto_pay_seconds: store.auto_pay_secs(),
+            responses: store.responses(),
+        }
+    }
+}
+
 // Operations of the control contract, one method each, named by operationId.
 impl World {
     /// The time on the world's clock, its mode and scale.
@@ -150,12 +161,7 @@ impl World {
 
     /// The world's settings.
     pub fn get_settings(&self) -> Settings {
-        let store = self.state.store();
-        Settings {
-            create_latency_seconds: store.create_latency_secs(),
-            auto_pay_seconds: store.auto_pay_secs(),
-            responses: store.responses(),
-        }
+        Settings::of(&self.state.store())
     }
 
     /// Changes the world's settings to `settings`:

@@ -163,13 +163,27 @@ impl Worlds {
 
     /// Every world beside the root, oldest first: its id and base URL.
     pub(crate) fn list(&self) -> Vec<(String, String)> {
-        let entries = self.entries();
-        let mut worlds: Vec<(&String, &Entry)> = entries.iter().collect();
-        worlds.sort_by_key(|(_, entry)| entry.created_at);
-        worlds
+        self.listed()
             .into_iter()
-            .map(|(id, entry)| (id.clone(), entry.state.base_url().to_owned()))
+            .map(|(id, base_url, _)| (id, base_url))
             .collect()
+    }
+
+    /// Every world beside the root, oldest first: its id, base URL and birth.
+    fn listed(&self) -> Vec<(String, String, DateTime<Utc>)> {
+        let mut worlds: Vec<_> = self
+            .entries()
+            .iter()
+            .map(|(id, entry)| {
+                (
+                    id.clone(),
+                    entry.state.base_url().to_owned(),
+                    entry.created_at,
+                )
+            })
+            .collect();
+        worlds.sort_by_key(|(_, _, created_at)| *created_at);
+        worlds
     }
 
     fn app(&self, id: &str) -> Option<Router> {
@@ -192,15 +206,6 @@ impl Worlds {
             .merge(control)
             .with_state(self.clone())
     }
-}
-
-/// A world as `GET /_mock/worlds` lists it.
-fn view(id: &str, entry: &Entry) -> Value {
-    json!({
-        "id": id,
-        "baseUrl": entry.state.base_url(),
-        "createdAt": timestamp(entry.created_at),
-    })
 }
 
 /// A request to a world: the world's own app answers it, with the world's
@@ -248,10 +253,13 @@ async fn create_world(
 }
 
 async fn list_worlds(State(worlds): State<Worlds>) -> axum::Json<Value> {
-    let entries = worlds.entries();
-    let mut data: Vec<(&String, &Entry)> = entries.iter().collect();
-    data.sort_by_key(|(_, entry)| entry.created_at);
-    let data: Vec<Value> = data.into_iter().map(|(id, e)| view(id, e)).collect();
+    let data: Vec<Value> = worlds
+        .listed()
+        .into_iter()
+        .map(|(id, base_url, created_at)| {
+            json!({"id": id, "baseUrl": base_url, "createdAt": timestamp(created_at)})
+        })
+        .collect();
     axum::Json(json!({ "data": data }))
 }
 

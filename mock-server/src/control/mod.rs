@@ -136,7 +136,7 @@ impl ControlBody for crate::domain::fault::FaultRequest {
 }
 
 /// A 400 of the control API naming the one member at `path` that is wrong.
-fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
+pub(crate) fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
     ApiError::validation(
         message.clone(),
         vec![FieldError::new(path, keyword, message, json!({}))],
@@ -159,7 +159,7 @@ fn rub(value: f64, name: &str) -> Result<Kopecks> {
     }
 }
 
-fn clock_view(state: &AppState) -> Value {
+pub(crate) fn clock_view(state: &AppState) -> Value {
     let clock = state.clock();
     json!({
         "now": timestamp(clock.now()),
@@ -262,23 +262,14 @@ where
     T::deserialize(deserializer).map(Some)
 }
 
-fn settings_view(state: &AppState) -> Value {
-    let store = state.store();
-    json!({
-        "createLatencySeconds": store.create_latency_secs(),
-        "autoPaySeconds": store.auto_pay_secs(),
-        "responses": store.responses(),
-    })
-}
-
-async fn get_settings(State(state): State<AppState>) -> Json<Value> {
-    Json(settings_view(&state))
+async fn get_settings(State(state): State<AppState>) -> Json<crate::Settings> {
+    Json(crate::Settings::of(&state.store()))
 }
 
 async fn update_settings(
     State(state): State<AppState>,
     ControlJson(body): ControlJson<Settings>,
-) -> Result<Json<Value>> {
+) -> Result<Json<crate::Settings>> {
     let seconds = |value: f64, name: &str| {
         if value.is_finite() && (0.0..=3600.0).contains(&value) {
             Ok(value)
@@ -298,19 +289,17 @@ async fn update_settings(
         .auto_pay_seconds
         .map(|s| s.map(|s| seconds(s, "autoPaySeconds")).transpose())
         .transpose()?;
-    {
-        let mut store = state.store();
-        if let Some(secs) = latency {
-            store.set_create_latency_secs(secs);
-        }
-        if let Some(secs) = auto_pay {
-            store.set_auto_pay_secs(secs);
-        }
-        if let Some(mode) = body.responses {
-            store.set_responses(mode);
-        }
+    let mut store = state.store();
+    if let Some(secs) = latency {
+        store.set_create_latency_secs(secs);
     }
-    Ok(Json(settings_view(&state)))
+    if let Some(secs) = auto_pay {
+        store.set_auto_pay_secs(secs);
+    }
+    if let Some(mode) = body.responses {
+        store.set_responses(mode);
+    }
+    Ok(Json(crate::Settings::of(&store)))
 }
 
 async fn list_requests(State(state): State<AppState>) -> Json<Value> {

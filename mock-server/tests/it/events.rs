@@ -375,15 +375,15 @@ async fn a_reader_that_falls_behind_is_told_how_many_events_it_missed() {
     assert_eq!(after.len(), 1);
 }
 
+/// `GET` of an event stream, answered with its headers (it is open from then on).
+async fn open_stream(http: &reqwest::Client, url: &str) -> reqwest::Response {
+    http.get(url).send().await.expect("the stream opens")
+}
+
 #[tokio::test]
 async fn the_stream_serves_each_event_as_json_with_its_seq_as_the_sse_id() {
     let app = App::start().await;
-    let response = app
-        .http
-        .get(app.url("/_mock/events"))
-        .send()
-        .await
-        .expect("the stream opens");
+    let response = open_stream(&app.http, &app.url("/_mock/events")).await;
     assert_eq!(response.status(), 200);
     assert_eq!(
         response
@@ -418,12 +418,7 @@ async fn the_stream_serves_each_event_as_json_with_its_seq_as_the_sse_id() {
 #[tokio::test]
 async fn a_lagging_stream_says_how_many_events_it_missed() {
     let app = App::start().await;
-    let response = app
-        .http
-        .get(app.url("/_mock/events"))
-        .send()
-        .await
-        .expect("the stream opens");
+    let response = open_stream(&app.http, &app.url("/_mock/events")).await;
 
     // The test's runtime has one thread: the stream sends nothing until this
     // loop is over, by which time its window has overflowed.
@@ -443,11 +438,7 @@ async fn each_world_streams_only_its_own_events() {
     let mut root_events = mock.stream_events();
     let mut a_events = a.stream_events();
     let http = reqwest::Client::new();
-    let b_stream = http
-        .get(format!("{}/_mock/events", b.uri()))
-        .send()
-        .await
-        .expect("the world's stream opens");
+    let b_stream = open_stream(&http, &format!("{}/_mock/events", b.uri())).await;
 
     b.advance_clock(5.0);
     let user = b.create_user(10.0);
