@@ -63,18 +63,12 @@ impl<'a> Transfer<'a> {
     /// it), which ends with a `downloaded` event of its size. The signed URL is
     /// never a field: it is a credential of its own.
     async fn run(self, target: &mut dyn Target) -> Result<u64> {
-        let span = tracing::info_span!(
-            "mediagen.operation",
-            operation = "download_file",
-            method = "GET",
-            path = "(storage URL)",
-            attempt = tracing::field::Empty,
-            status = tracing::field::Empty,
-            request_id = tracing::field::Empty,
-            generation_id = tracing::field::Empty,
-        );
+        let url = reqwest::Url::parse(&self.url)
+            .map_err(|err| Error::InvalidRequest(format!("download URL {:?}: {err}", self.url)))?;
+        let operation = Operation::storage("download_file");
+        let span = crate::transport::span(&operation, &reqwest::Method::GET, &url);
         async {
-            let bytes = self.transfer(target).await?;
+            let bytes = self.transfer(operation, url, target).await?;
             tracing::info!(bytes, "downloaded");
             Ok(bytes)
         }
@@ -82,11 +76,13 @@ impl<'a> Transfer<'a> {
         .await
     }
 
-    async fn transfer(mut self, target: &mut dyn Target) -> Result<u64> {
-        let url = reqwest::Url::parse(&self.url)
-            .map_err(|err| Error::InvalidRequest(format!("download URL {:?}: {err}", self.url)))?;
+    async fn transfer(
+        mut self,
+        operation: Operation,
+        url: reqwest::Url,
+        target: &mut dyn Target,
+    ) -> Result<u64> {
         let shared = self.client.shared();
-        let operation = Operation::storage("download_file");
         let options = side_channel::options(&shared.defaults);
         let mut have = target.resume_from().await?;
         let mut attempt = 1;

@@ -142,16 +142,20 @@ impl fmt::Debug for Shared {
 /// their own, with credentials redacted ([`log_headers`]).
 ///
 /// [`Client::request`]: crate::Client::request
-fn span(operation: &Operation, request: &reqwest::Request) -> tracing::Span {
+pub(crate) fn span(
+    operation: &Operation,
+    method: &reqwest::Method,
+    url: &reqwest::Url,
+) -> tracing::Span {
     let path = match (operation.template(), operation.to_service) {
         (Some(template), _) => template,
-        (None, true) => request.url().path(),
+        (None, true) => url.path(),
         (None, false) => "(storage URL)",
     };
     let span = tracing::info_span!(
         "mediagen.operation",
         operation = operation.name,
-        method = %request.method(),
+        method = %method,
         path,
         attempt = Empty,
         status = Empty,
@@ -161,7 +165,7 @@ fn span(operation: &Operation, request: &reqwest::Request) -> tracing::Span {
     if operation
         .template()
         .is_some_and(|t| t.starts_with("/v1/generations/{id}"))
-        && let Some(id) = request.url().path_segments().and_then(|mut s| s.nth(2))
+        && let Some(id) = url.path_segments().and_then(|mut s| s.nth(2))
     {
         span.record("generation_id", id);
     }
@@ -339,7 +343,7 @@ impl Shared {
         again: impl FnMut() -> Option<reqwest::Request>,
         options: &RequestOptions,
     ) -> (reqwest::Result<reqwest::Response>, Record) {
-        let span = span(&operation, &first);
+        let span = span(&operation, first.method(), first.url());
         self.repeat(operation, first, again, options)
             .instrument(span)
             .await
