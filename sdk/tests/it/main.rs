@@ -12,6 +12,7 @@ mod batch;
 mod billing;
 mod client;
 mod depth;
+mod deprecated;
 mod errors;
 mod files;
 mod generations;
