@@ -15,6 +15,7 @@ pub mod config;
 pub mod contract;
 mod control;
 mod delivery;
+mod deprecated;
 mod domain;
 mod error;
 mod events;

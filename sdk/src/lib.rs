@@ -11,6 +11,7 @@ mod bridge;
 mod call;
 mod client;
 mod clock;
+mod deprecated;
 mod download;
 mod error;
 mod events;
@@ -47,7 +48,11 @@ pub use error::{ApiError, Error, ErrorCode, ErrorKind, FieldError, Result};
 pub use events::{
     CompletedGeneration, Delivery, EventType, FailedGeneration, WebhookEvent, WebhookVerifier,
 };
-pub use generated::types;
+// `types` is the generated module with the 0.1.0 names of the records the SDK
+// writes by hand beside it, deprecated; back to `generated::types` in 0.3.0.
+pub use deprecated::types;
+#[allow(deprecated)]
+pub use deprecated::{Auth, Billing, Files, Generations, WebhookEndpoints};
 /// The account that owns the API key (`GET /v1/account`).
 pub use generated::types::Account;
 /// The public catalogue of models (`GET /v1/catalog/`).

@@ -11,6 +11,7 @@ mod concurrency;
 mod contract;
 mod control;
 mod delivery;
+mod deprecated;
 mod edge;
 mod errors;
 mod events;

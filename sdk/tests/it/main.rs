@@ -11,6 +11,7 @@ mod areas;
 mod batch;
 mod billing;
 mod client;
+mod deprecated;
 mod depth;
 mod errors;
 mod files;

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
+from .deprecated import DeprecatedNames
 from .errors import MockError, MockStartError
 
 __all__ = ["ApiKey", "ControlApi", "EventStream", "MockServer", "User", "World", "find_binary"]
@@ -108,12 +109,13 @@ def _flag_names(args: Iterable[str]) -> set[str]:
 _UNSET: Any = object()
 
 
-class ControlApi:
+class ControlApi(DeprecatedNames):
     """The control API of one world of the mock (`{base_url}/_mock/...`).
 
     Its methods are the operations of the control contract
     (`openapi/mock-control.json`), one each, named by operationId, as the Rust
-    and Node faces name them; `url`, `control` and `balance` are helpers.
+    and Node faces name them; `url`, `control` and `balance` are helpers. The
+    names of 0.1.0 still answer, with a `DeprecationWarning`, until 0.3.0.
     """
 
     admin_token: str | None = None
