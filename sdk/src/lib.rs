@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+// docs.rs builds with `--cfg docsrs` and all features: each item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Written by the generator from openapi/openapi.json; see openapi/README.md.
 #[rustfmt::skip]
