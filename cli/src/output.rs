@@ -333,6 +333,12 @@ pub fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// clap's own text for a wrong command line, or for `--help` and `--version`: on
+/// stderr or stdout, as clap chooses.
+pub fn command_line_message(err: &clap::Error) -> io::Result<()> {
+    err.print()
+}
+
 /// Whether stdout is a terminal, where people read; scripts read a pipe.
 pub fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()

@@ -25,7 +25,7 @@ pub fn error(out: &Output, err: &anyhow::Error, command: CommandId) -> Exit {
 /// is JSON.
 pub fn usage(err: &clap::Error) -> Option<Exit> {
     // A closed stdout or stderr leaves nothing to do but exit.
-    let _ = err.print();
+    let _ = output::command_line_message(err);
     if matches!(
         err.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
