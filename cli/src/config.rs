@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{ConfigKey, Global};
+use crate::cli::Global;
+use crate::cli::config::ConfigKey;
 use crate::error::{Exit, Failure};
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,29 +1,76 @@
-//! What to do next after a service error: one table from the error's code and the
-//! command to a hint. The error line already tells what happened (the message and
-//! the facts in brackets); a hint tells only the next step, so it never repeats
-//! them. The table is the one place to read or change a hint.
+//! What to do next after an error of the service or the SDK: one table from what
+//! went wrong (a [`Topic`]) and the command that ran ([`CommandId`]) to a hint. The
+//! error line already tells what happened (the message and the facts in brackets);
+//! a hint tells only the next step, so it never repeats them. The table is the one
+//! place to read or change such a hint. Hints about one generation (how to resume
+//! it, by its id) are written where the failure that carries the id is made.
 
-use std::sync::OnceLock;
+use mediagen::{ErrorCode, ErrorCode as E, FailureAdvice, FailureCode};
 
-use mediagen::ErrorKind;
+use self::Commands::{Any, Only};
+use crate::cli::{CommandId, CommandId as C};
 
-/// The command being run, as `Command::name` gives it (`generate`, `webhooks create`).
-static COMMAND: OnceLock<&'static str> = OnceLock::new();
-
-/// Names the command the hints are for; set once, before anything can fail.
-pub fn set_command(name: &'static str) {
-    // A second call would be a bug of main; the first name stays.
-    let _ = COMMAND.set(name);
+/// What went wrong, as far as the next step depends on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Topic {
+    /// An error answer of the service, by its code, known or not.
+    Code(ErrorCode),
+    /// `RATE_LIMIT_ERROR` without a wait: the limit of active generations, which
+    /// waiting a while does not lift.
+    ConcurrencyLimit,
+    /// `VALIDATION_ERROR` of a value outside a closed set.
+    RefusedValue,
+    /// `VALIDATION_ERROR` of a webhook URL.
+    WebhookUrl,
+    /// Any error answer of the service that no row names.
+    AnyAnswer,
+    /// A generation that ended `FAILED`, by its `errorCode`, known or not.
+    Failed(FailureCode),
+    /// What the service document's failure table says to do about a failure code.
+    Advice(FailureAdvice),
+    /// The service could not be reached.
+    Unreachable,
+    /// The client could not be made from the base URL and the key.
+    Misconfigured,
 }
 
-fn command() -> &'static str {
-    COMMAND.get().copied().unwrap_or("")
+impl Topic {
+    /// The topic whose rows serve when none of this one's fits the command: a
+    /// refused value or URL is a validation error, a failure code has its advice.
+    fn broader(&self) -> Option<Self> {
+        match self {
+            Self::RefusedValue | Self::WebhookUrl => Some(Self::Code(ErrorCode::ValidationError)),
+            Self::Code(_) | Self::ConcurrencyLimit => Some(Self::AnyAnswer),
+            Self::Failed(code) => Some(Self::Advice(code.advice())),
+            Self::Advice(advice) if *advice != FailureAdvice::Unknown => {
+                Some(Self::Advice(FailureAdvice::Unknown))
+            }
+            Self::AnyAnswer | Self::Advice(_) | Self::Unreachable | Self::Misconfigured => None,
+        }
+    }
 }
 
-/// A row: the error's topic, the commands it is for (`*`: any), the hint.
+/// The commands a row is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commands {
+    Any,
+    Only(&'static [CommandId]),
+}
+
+impl Commands {
+    fn take(self, command: CommandId) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Only(commands) => commands.contains(&command),
+        }
+    }
+}
+
+/// A row: the topic, the commands it is for, the hint.
+#[derive(Debug)]
 pub struct Row {
-    pub topic: &'static str,
-    pub commands: &'static [&'static str],
+    pub topic: Topic,
+    pub commands: Commands,
     pub hint: &'static str,
 }
 
@@ -33,260 +80,293 @@ const WEBHOOK_URL: &str = "give an https URL that the service can reach from the
 const MODELS: &str = "check the model slug: `mediagen models` lists them";
 const MODEL_PARAMETERS: &str = "fix the prompt or the parameters: `mediagen models SLUG` lists a model's parameters and \
      their values";
+const OTHER_MODEL: &str = "choose another model: `mediagen models`";
 const TOP_UP: &str = "top up with `mediagen topup AMOUNT`, or ask for an invoice with `mediagen invoices create AMOUNT`";
 const LATER: &str = "try again later";
 
-/// The first row whose topic and command match wins: specific commands first.
+const CREATES: &[CommandId] = &[C::Generate, C::Batch];
+const TAKE_WEBHOOK_URLS: &[CommandId] = &[C::WebhooksCreate, C::WebhooksUpdate, C::WebhooksListen];
+
+/// The first row whose topic and commands fit wins: specific commands first.
 pub static TABLE: &[Row] = &[
     Row {
-        topic: "AUTHENTICATION_ERROR",
-        commands: &["login"],
+        topic: Topic::Code(E::AuthenticationError),
+        commands: Only(&[C::Login]),
         hint: "check the key you typed or piped in; keys are issued in the account dashboard",
     },
     Row {
-        topic: "AUTHENTICATION_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::AuthenticationError),
+        commands: Any,
         hint: "check the API key (MEDIAGEN_API_KEY, --api-key or the profile's api_key); keys \
                are issued in the account dashboard",
     },
     Row {
-        topic: "AUTHORIZATION_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::AuthorizationError),
+        commands: Any,
         hint: "use another key; keys and what they may do are managed in the account dashboard",
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["generate", "batch"],
+        topic: Topic::Code(E::ValidationError),
+        commands: Only(CREATES),
         hint: MODEL_PARAMETERS,
     },
     Row {
-        topic: "VALIDATION_ERROR:enum",
-        commands: &["generate", "batch"],
+        topic: Topic::RefusedValue,
+        commands: Only(CREATES),
         hint: MODEL_PARAMETERS,
     },
     Row {
-        topic: "VALIDATION_ERROR:url",
-        commands: &["webhooks create", "webhooks update", "webhooks listen"],
+        topic: Topic::WebhookUrl,
+        commands: Only(TAKE_WEBHOOK_URLS),
         hint: WEBHOOK_URL,
     },
     Row {
-        topic: "VALIDATION_ERROR:enum",
-        commands: &[
-            "webhooks create",
-            "webhooks update",
-            "webhooks listen",
-            "webhooks test",
-        ],
+        topic: Topic::RefusedValue,
+        commands: Only(&[
+            C::WebhooksCreate,
+            C::WebhooksUpdate,
+            C::WebhooksListen,
+            C::WebhooksTest,
+        ]),
         hint: "pass --event with one of the values that `mediagen webhooks create --help` shows",
     },
     Row {
-        topic: "VALIDATION_ERROR:enum",
-        commands: &["list"],
+        topic: Topic::RefusedValue,
+        commands: Only(&[C::List]),
         hint: "pass --status with one of the values that `mediagen list --help` shows",
     },
     Row {
-        topic: "VALIDATION_ERROR:enum",
-        commands: &["history"],
+        topic: Topic::RefusedValue,
+        commands: Only(&[C::History]),
         hint: "pass --type with one of the values that `mediagen history --help` shows",
     },
     Row {
-        topic: "VALIDATION_ERROR:enum",
-        commands: &["*"],
+        topic: Topic::RefusedValue,
+        commands: Any,
         hint: "choose one of the values the service accepts, then run the command again",
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["files upload"],
+        topic: Topic::Code(E::ValidationError),
+        commands: Only(&[C::FilesUpload]),
         hint: "upload an image, audio or video file below the size limit",
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["topup", "invoices create"],
+        topic: Topic::Code(E::ValidationError),
+        commands: Only(&[C::Topup, C::InvoicesCreate]),
         hint: "give an amount of roubles the service accepts",
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["api"],
+        topic: Topic::Code(E::ValidationError),
+        commands: Only(&[C::Api]),
         hint: "fix the body or the query by the fields named; --field KEY=VALUE sets one",
     },
     Row {
-        topic: "VALIDATION_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::ValidationError),
+        commands: Any,
         hint: "fix the request by the fields named, then run the command again",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["generate", "batch"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(CREATES),
         hint: MODELS,
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["models"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::Models]),
         hint: "`mediagen models` lists the slugs",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["get", "cancel"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::Get, C::Cancel]),
         hint: "check the id: `mediagen list` shows your generations (another account's are not \
                found)",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["files get", "files delete"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::FilesGet, C::FilesDelete]),
         hint: "check the id; an uploaded file is kept for a limited time",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &[
-            "webhooks get",
-            "webhooks update",
-            "webhooks rotate",
-            "webhooks delete",
-            "webhooks test",
-            "webhooks deliveries",
-            "webhooks redeliver",
-        ],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[
+            C::WebhooksGet,
+            C::WebhooksUpdate,
+            C::WebhooksRotate,
+            C::WebhooksDelete,
+            C::WebhooksTest,
+            C::WebhooksDeliveries,
+            C::WebhooksRedeliver,
+        ]),
         hint: "check the id: `mediagen webhooks list` shows your endpoints",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["invoices pdf", "invoices act"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::InvoicesPdf, C::InvoicesAct]),
         hint: "check the id: `mediagen invoices list` shows your invoices",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["api"],
+        topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::Api]),
         hint: "check the path, and the id in it: the service may have no such path, and \
                another account's resources are not found either",
     },
     Row {
-        topic: "NOT_FOUND",
-        commands: &["*"],
+        topic: Topic::Code(E::NotFound),
+        commands: Any,
         hint: "check the id; another account's resources are not found either",
     },
     Row {
-        topic: "MODEL_NOT_AVAILABLE",
-        commands: &["*"],
-        hint: "choose another model: `mediagen models`",
+        topic: Topic::Code(E::ModelNotAvailable),
+        commands: Any,
+        hint: OTHER_MODEL,
     },
     Row {
-        topic: "MODEL_UNAVAILABLE",
-        commands: &["*"],
-        hint: "choose another model: `mediagen models`",
+        topic: Topic::Code(E::ModelUnavailable),
+        commands: Any,
+        hint: OTHER_MODEL,
     },
     Row {
-        topic: "INSUFFICIENT_BALANCE",
-        commands: &["batch"],
+        topic: Topic::Code(E::InsufficientBalance),
+        commands: Only(&[C::Batch]),
         hint: "top up with `mediagen topup AMOUNT`, then run the same command again: the \
                journal pays for nothing twice",
     },
     Row {
-        topic: "INSUFFICIENT_BALANCE",
-        commands: &["*"],
+        topic: Topic::Code(E::InsufficientBalance),
+        commands: Any,
         hint: TOP_UP,
     },
     Row {
-        topic: "MARGIN_GUARD",
-        commands: &["*"],
+        topic: Topic::Code(E::MarginGuard),
+        commands: Any,
         hint: "choose another model or other parameters; retrying does not help",
     },
     Row {
-        topic: "PAYMENT_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::PaymentError),
+        commands: Any,
         hint: "try again later; `mediagen history --type TOPUP` shows whether money moved",
     },
     Row {
-        topic: "CONFLICT_ERROR",
-        commands: &["cancel"],
+        topic: Topic::Code(E::ConflictError),
+        commands: Only(&[C::Cancel]),
         hint: "it can no longer be cancelled: `mediagen get ID --wait` follows it to its end",
     },
     Row {
-        topic: "CONFLICT_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::ConflictError),
+        commands: Any,
         hint: "look at its current state, then run the command again if it still applies",
     },
     Row {
-        topic: "RESERVATION_EXPIRED",
-        commands: &["*"],
+        topic: Topic::Code(E::ReservationExpired),
+        commands: Any,
         hint: "run the command again: the funds are reserved anew",
     },
     Row {
-        topic: "RATE_LIMIT_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::RateLimitError),
+        commands: Any,
         hint: "wait that long, then run the command again",
     },
     Row {
-        topic: "CONCURRENCY_LIMIT",
-        commands: &["*"],
+        topic: Topic::ConcurrencyLimit,
+        commands: Any,
         hint: "wait for one of your active generations to end (`mediagen list --status \
                PROCESSING`) or cancel a PENDING one, then run the command again",
     },
     Row {
-        topic: "DAILY_CAP_EXCEEDED",
-        commands: &["*"],
+        topic: Topic::Code(E::DailyCapExceeded),
+        commands: Any,
         hint: "top up again after 00:00 UTC, or pay by invoice: `mediagen invoices create AMOUNT`",
     },
     Row {
-        topic: "MODERATION_REPEAT_BLOCKED",
-        commands: &["*"],
+        topic: Topic::Code(E::ModerationRepeatBlocked),
+        commands: Any,
         hint: "change the material, or choose another model (`mediagen models`)",
     },
     Row {
-        topic: "UPSTREAM_CIRCUIT_OPEN",
-        commands: &["*"],
+        topic: Topic::Code(E::UpstreamCircuitOpen),
+        commands: Any,
         hint: "choose another model (`mediagen models`), or try again later",
     },
     Row {
-        topic: "INTERNAL_ERROR",
-        commands: &["*"],
+        topic: Topic::Code(E::InternalError),
+        commands: Any,
         hint: "try again later; if it stays, quote the request id to support",
     },
     Row {
-        topic: "*",
-        commands: &["*"],
+        topic: Topic::AnyAnswer,
+        commands: Any,
         hint: LATER,
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::Retry),
+        commands: Any,
+        hint: "a temporary provider failure, and the funds were returned: run the same command \
+               again without --idempotency-key to start a new generation",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::RetryLaterOrOtherModel),
+        commands: Any,
+        hint: "intake on this model is stopped for now, and the funds were returned: try later, \
+               or choose another model (`mediagen models`)",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::CheckInputs),
+        commands: Any,
+        hint: "an input could not be fetched, and the funds were returned: check the file or \
+               link, then try again",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::ChangeRequest),
+        commands: Any,
+        hint: "the same request fails the same way: change the prompt, the material or the \
+               parameters; the funds were returned",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::Unknown),
+        commands: Any,
+        hint: "the funds were returned; the message tells the cause",
+    },
+    Row {
+        topic: Topic::Unreachable,
+        commands: Any,
+        hint: "check the network and --base-url (MEDIAGEN_BASE_URL); `mediagen config` shows it",
+    },
+    Row {
+        topic: Topic::Misconfigured,
+        commands: Any,
+        hint: "check the base URL and the API key (--base-url and --api-key, MEDIAGEN_BASE_URL \
+               and MEDIAGEN_API_KEY, or the profile; `mediagen config` shows them); --mock runs \
+               against a local mock instead",
     },
 ];
 
-/// The topic of a service error: its code, with the concurrency limit told apart
-/// from the windowed 429 it shares the code with, and a refused value of a closed
-/// set or a refused webhook URL apart from other invalid requests.
-pub fn topic(kind: &ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::ConcurrencyLimit { .. } => "CONCURRENCY_LIMIT",
-        ErrorKind::Validation {
-            fields,
-            allowed_values,
-            ..
-        } => {
-            if fields.iter().any(|field| field.path == "/url") {
-                "VALIDATION_ERROR:url"
-            } else if !allowed_values.is_empty() || fields.iter().any(|f| f.keyword == "enum") {
-                "VALIDATION_ERROR:enum"
-            } else {
-                "VALIDATION_ERROR"
-            }
-        }
-        kind => kind.code().unwrap_or("*"),
-    }
+/// The row for `topic` in `command`: of the topic, else of a broader one
+/// ([`Topic::WebhookUrl`] falls back to `VALIDATION_ERROR`, then to any answer).
+pub fn row(topic: &Topic, command: CommandId) -> Option<&'static Row> {
+    std::iter::successors(Some(topic.clone()), Topic::broader).find_map(|topic| {
+        TABLE
+            .iter()
+            .find(|row| row.topic == topic && row.commands.take(command))
+    })
 }
 
-/// The row for `topic` in `command`: of the topic, else of its code
-/// (`VALIDATION_ERROR:url` falls back to `VALIDATION_ERROR`), else of any.
-pub fn row(topic: &str, command: &str) -> &'static Row {
-    let fits = |row: &&Row, topic_of_row: &str| {
-        row.topic == topic_of_row && row.commands.iter().any(|c| *c == "*" || *c == command)
-    };
-    let code = topic.split(':').next().unwrap_or(topic);
-    [topic, code, "*"]
-        .into_iter()
-        .find_map(|topic| TABLE.iter().find(|row| fits(row, topic)))
-        .expect("the table ends with a row for any topic and command")
+/// The hint for `topic` in `command`.
+pub fn hint(topic: &Topic, command: CommandId) -> Option<&'static str> {
+    row(topic, command).map(|row| row.hint)
 }
 
-/// The hint for a service error in the command being run.
-pub fn for_error(kind: &ErrorKind) -> &'static str {
-    row(topic(kind), command()).hint
+/// The command that shows whether an operation whose outcome is unknown took
+/// effect. The SDK names the operation by the contract's `operationId`, as text.
+pub fn check_command(operation: &str) -> Option<&'static str> {
+    Some(match operation {
+        "create_topup" => "mediagen history --type TOPUP",
+        "create_invoice" => "mediagen invoices list",
+        "create_webhook_endpoint" | "update_webhook_endpoint" => "mediagen webhooks list",
+        "rotate_webhook_endpoint_secret" => "mediagen webhooks rotate ID",
+        "send_test_webhook" | "redeliver_webhook_message" => "mediagen webhooks deliveries ID",
+        "cancel_generation" => "mediagen get ID",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -296,15 +376,15 @@ mod tests {
     #[test]
     fn every_row_is_reached_by_its_topic_and_commands() {
         for (index, row) in TABLE.iter().enumerate() {
-            for command in row.commands {
-                let command = if *command == "*" {
-                    "completions"
-                } else {
-                    command
-                };
+            let commands = match row.commands {
+                // A command that no row names.
+                Any => &[C::Completions][..],
+                Only(commands) => commands,
+            };
+            for command in commands {
                 assert!(
-                    std::ptr::eq(super::row(row.topic, command), row),
-                    "row {index} ({} for {command}) is shadowed by an earlier one",
+                    super::row(&row.topic, *command).is_some_and(|found| std::ptr::eq(found, row)),
+                    "row {index} ({:?} for {command:?}) is shadowed by an earlier one",
                     row.topic
                 );
             }
@@ -312,29 +392,42 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_code_or_an_error_code_nobody_knows_still_has_a_hint() {
+        let failure = Topic::Failed(FailureCode::Other("something_new".into()));
+        let answer = Topic::Code(ErrorCode::Other("GATEWAY_EXPLODED".into()));
+        for topic in [failure, answer] {
+            assert!(hint(&topic, C::Api).is_some(), "{topic:?}");
+        }
+    }
+
+    #[test]
     fn a_refused_login_does_not_point_at_what_login_does_not_read() {
-        let hint = row("AUTHENTICATION_ERROR", "login").hint;
+        let hint = hint(&Topic::Code(E::AuthenticationError), C::Login).unwrap();
         assert!(!hint.contains("MEDIAGEN_API_KEY") && !hint.contains("--api-key"));
     }
 
     #[test]
     fn a_webhook_url_refusal_names_the_mocks_switch_and_no_model_parameters() {
-        for command in ["webhooks create", "webhooks update", "webhooks listen"] {
-            let hint = row("VALIDATION_ERROR:url", command).hint;
+        for command in TAKE_WEBHOOK_URLS {
+            let hint = hint(&Topic::WebhookUrl, *command).unwrap();
             assert!(hint.contains("--allow-private-webhooks"), "{hint}");
             assert!(!hint.contains("mediagen models"), "{hint}");
         }
-        assert!(!row("VALIDATION_ERROR:enum", "list").hint.contains("models"));
         assert!(
-            row("VALIDATION_ERROR:url", "api")
-                .hint
+            !hint(&Topic::RefusedValue, C::List)
+                .unwrap()
+                .contains("models")
+        );
+        assert!(
+            hint(&Topic::WebhookUrl, C::Api)
+                .unwrap()
                 .contains("fields named")
         );
     }
 
     #[test]
     fn a_missing_path_of_api_is_not_blamed_on_a_model_slug() {
-        let hint = row("NOT_FOUND", "api").hint;
+        let hint = hint(&Topic::Code(E::NotFound), C::Api).unwrap();
         assert!(hint.contains("path") && !hint.contains("slug"), "{hint}");
     }
 }

@@ -1,83 +1,37 @@
-//! The `mediagen` command.
+//! The `mediagen` command: reads the command line, runs the command, and tells how
+//! it ended with an exit code of `error::Exit` (listed in `mediagen --help`).
 
 mod cli;
 mod cmd;
 mod config;
 mod error;
+mod error_answer;
 mod hint;
 mod output;
+mod parse;
+mod report;
+mod sdk_error;
 mod signal;
 mod verbose;
 
-use std::io::Write;
 use std::process::ExitCode;
 
-use clap::FromArgMatches;
-
-use crate::error::{Exit, Failure};
+use crate::error::Exit;
+use crate::output::Output;
 
 fn main() -> ExitCode {
-    let cli = match cli::command()
-        .try_get_matches()
-        .and_then(|matches| cli::Cli::from_arg_matches(&matches))
-    {
+    let cli = match cli::parse() {
         Ok(cli) => cli,
-        Err(err) => return usage(&err),
+        Err(err) => return report::usage(&err).map_or(ExitCode::SUCCESS, code),
     };
-    hint::set_command(cli.command.name());
-    let out = output::Output::new(&cli.global);
-    if let Err(err) = verbose::install(cli.global.verbose, &out) {
-        return code(error::report(&out, &err));
-    }
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => return code(error::report(&out, &anyhow::Error::new(err))),
-    };
-    match runtime.block_on(cmd::run(cli, out.clone())) {
+    let command = cli.command.id();
+    let out = Output::new(&cli.global);
+    match cmd::run(cli, &out) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader has gone (`mediagen list | head`): nothing is wrong, and nobody to tell.
-        Err(err) if error::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => code(error::report(&out, &err)),
+        Err(err) if report::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => code(report::error(&out, &err, command)),
     }
-}
-
-/// `--help` and `--version` print and succeed; a wrong command line exits 2, with
-/// the error envelope on stdout when the output is JSON.
-fn usage(err: &clap::Error) -> ExitCode {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    // A closed stdout or stderr leaves nothing to do but exit.
-    let _ = err.print();
-    if matches!(
-        err.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
-        return ExitCode::SUCCESS;
-    }
-    // Read as bytes: an argument that is not UTF-8 is itself a usage error to tell.
-    let args: Vec<String> = std::env::args_os()
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect();
-    let for_scripts = |format: &str| matches!(format, "json" | "jsonl");
-    let json = args
-        .iter()
-        .any(|arg| arg == "--json" || arg.strip_prefix("--format=").is_some_and(for_scripts))
-        || args
-            .windows(2)
-            .any(|pair| pair[0] == "--format" && for_scripts(&pair[1]))
-        || !std::io::IsTerminal::is_terminal(&std::io::stdout());
-    if json {
-        let rendered = err.render().to_string();
-        let message = rendered.lines().next().unwrap_or_default();
-        let message = message.strip_prefix("error: ").unwrap_or(message);
-        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
-            .hint("`mediagen --help` lists the commands and options");
-        // A value outside a closed set: the envelope lists the set, as the service's does.
-        if let Some(ContextValue::Strings(allowed)) = err.get(ContextKind::ValidValue) {
-            failure = failure.detail("allowedValues", allowed.clone());
-        }
-        let _ = writeln!(std::io::stdout().lock(), "{}", failure.envelope());
-    }
-    code(Exit::Usage)
 }
 
 fn code(exit: Exit) -> ExitCode {

@@ -39,7 +39,7 @@ impl Output {
             (true, _) => Format::Json,
             (false, Some(format)) => format,
             // Scripts read stdout through a pipe; people read a terminal.
-            (false, None) if io::stdout().is_terminal() => Format::Human,
+            (false, None) if stdout_is_terminal() => Format::Human,
             (false, None) => Format::Json,
         };
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -48,7 +48,7 @@ impl Output {
             ColorWhen::Never => false,
             ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
         };
-        let stdout_tty = io::stdout().is_terminal();
+        let stdout_tty = stdout_is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         let logs = global.verbose > 0 || std::env::var_os("MEDIAGEN_LOG").is_some();
         Self {
@@ -139,10 +139,7 @@ impl Output {
 
     /// One JSON line on stdout, for streams of events.
     pub fn json_line<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
-        let mut stdout = io::stdout().lock();
-        write_lines(&mut stdout, std::slice::from_ref(value))?;
-        stdout.flush()?;
-        Ok(())
+        json_line(value)
     }
 
     /// A line on stdout for people, whatever the format (used where JSON is not the
@@ -326,6 +323,25 @@ impl indicatif::TermLike for Narrower {
     fn flush(&self) -> io::Result<()> {
         self.0.flush()
     }
+}
+
+/// One JSON line on stdout, before there is an [`Output`]: a wrong command line.
+pub fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let mut stdout = io::stdout().lock();
+    write_lines(&mut stdout, std::slice::from_ref(value))?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// clap's own text for a wrong command line, or for `--help` and `--version`: on
+/// stderr or stdout, as clap chooses.
+pub fn command_line_message(err: &clap::Error) -> io::Result<()> {
+    err.print()
+}
+
+/// Whether stdout is a terminal, where people read; scripts read a pipe.
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
 }
 
 /// The most items of a list written at once in JSON Lines: a page of the service's

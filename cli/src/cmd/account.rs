@@ -1,10 +1,17 @@
 //! `account` and `summary`.
 
-use super::Context;
-use crate::cli::SummaryArgs;
+use super::context::Context;
+use crate::cli::account::{AccountCommands, SummaryArgs};
 use crate::output::{self, BOLD, Table};
 
-pub async fn account(ctx: &Context) -> anyhow::Result<()> {
+pub async fn run(ctx: &Context, command: AccountCommands) -> anyhow::Result<()> {
+    match command {
+        AccountCommands::Account => account(ctx).await,
+        AccountCommands::Summary(args) => summary(ctx, args).await,
+    }
+}
+
+async fn account(ctx: &Context) -> anyhow::Result<()> {
     let account = ctx.client().await?.account().get().await?;
     ctx.out.emit(&account, |out, w| {
         output::fields(
@@ -47,7 +54,7 @@ pub async fn account(ctx: &Context) -> anyhow::Result<()> {
     })
 }
 
-pub async fn summary(ctx: &Context, args: SummaryArgs) -> anyhow::Result<()> {
+async fn summary(ctx: &Context, args: SummaryArgs) -> anyhow::Result<()> {
     let summary = ctx
         .client()
         .await?

@@ -10,9 +10,11 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::Context;
-use crate::cli::ApiArgs;
+use super::context::Context;
+use crate::cli::CommandId;
+use crate::cli::api::ApiArgs;
 use crate::error::{Exit, Failure};
+use crate::sdk_error::may_have_acted;
 
 pub async fn run(ctx: &Context, args: ApiArgs) -> anyhow::Result<()> {
     let ApiArgs {
@@ -63,13 +65,14 @@ pub async fn run(ctx: &Context, args: ApiArgs) -> anyhow::Result<()> {
         Err(err) => err,
     };
     let failure = match &key {
-        Some(key) if crate::error::may_have_acted(&err) => Failure::unanswered_create(
+        Some(key) if may_have_acted(&err) => Failure::unanswered_create(
             &err,
             key,
             &format!("run the same command with --header 'Idempotency-Key: {key}'"),
         ),
-        _ => Failure::from_sdk(&err),
-    };
+        _ => Failure::from(&err),
+    }
+    .hinted(CommandId::Api);
     // The service's answer is the output, whatever it says; for scripts the error
     // report prints the envelope already.
     if matches!(err, mediagen::Error::Api(_)) && !ctx.out.is_json() {

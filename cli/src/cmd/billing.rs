@@ -6,11 +6,20 @@ use anyhow::Context as _;
 use futures::StreamExt;
 use mediagen::{BillingOperationType, HistoryFilter};
 
-use super::Context;
-use crate::cli::{DocumentArgs, HistoryArgs, InvoicesCommand};
+use super::context::Context;
+use crate::cli::billing::{BillingCommands, DocumentArgs, HistoryArgs, InvoicesCommand};
 use crate::output::{self, DIM, Table};
 
-pub async fn balance(ctx: &Context) -> anyhow::Result<()> {
+pub async fn run(ctx: &Context, command: BillingCommands) -> anyhow::Result<()> {
+    match command {
+        BillingCommands::Balance => balance(ctx).await,
+        BillingCommands::History(args) => history(ctx, args).await,
+        BillingCommands::Topup { amount, return_url } => topup(ctx, amount, return_url).await,
+        BillingCommands::Invoices(command) => invoices(ctx, command).await,
+    }
+}
+
+async fn balance(ctx: &Context) -> anyhow::Result<()> {
     let balance = ctx.client().await?.billing().balance().await?;
     ctx.out.emit(&balance, |out, w| {
         output::fields(
@@ -31,7 +40,7 @@ pub async fn balance(ctx: &Context) -> anyhow::Result<()> {
     })
 }
 
-pub async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
+async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
     let mut filter = HistoryFilter::new();
     if let Some(kind) = &args.kind {
         // A type this version does not name is sent as given: the service may know it.
@@ -72,7 +81,7 @@ pub async fn history(ctx: &Context, args: HistoryArgs) -> anyhow::Result<()> {
         .await
 }
 
-pub async fn topup(ctx: &Context, amount: f64, return_url: Option<String>) -> anyhow::Result<()> {
+async fn topup(ctx: &Context, amount: f64, return_url: Option<String>) -> anyhow::Result<()> {
     let topup = ctx
         .client()
         .await?
@@ -97,7 +106,7 @@ pub async fn topup(ctx: &Context, amount: f64, return_url: Option<String>) -> an
     })
 }
 
-pub async fn invoices(ctx: &Context, command: InvoicesCommand) -> anyhow::Result<()> {
+async fn invoices(ctx: &Context, command: InvoicesCommand) -> anyhow::Result<()> {
     let billing = ctx.client().await?.billing();
     match command {
         InvoicesCommand::List => {

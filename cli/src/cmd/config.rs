@@ -5,23 +5,31 @@ use std::io::{IsTerminal, Read};
 use anyhow::Context as _;
 use serde_json::json;
 
-use super::Context;
-use crate::cli::{ConfigArgs, ConfigCommand, ConfigKey};
+use super::context::Context;
+use crate::cli::config::{ConfigArgs, ConfigCommands, ConfigKey, ValueCommand};
 use crate::config;
 use crate::error::{Exit, Failure};
 use crate::output::{self, DIM};
 
-pub fn run(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
+pub async fn run(ctx: &Context, command: ConfigCommands) -> anyhow::Result<()> {
+    match command {
+        ConfigCommands::Login => login(ctx).await,
+        ConfigCommands::Config(args) => config(ctx, args),
+    }
+}
+
+/// `mediagen config`, `config set` and `config get`.
+fn config(ctx: &Context, args: ConfigArgs) -> anyhow::Result<()> {
     match args.command {
         None => show(ctx),
-        Some(ConfigCommand::Set { key, value }) => set(ctx, key, value),
-        Some(ConfigCommand::Get { key }) => get(ctx, key),
+        Some(ValueCommand::Set { key, value }) => set(ctx, key, value),
+        Some(ValueCommand::Get { key }) => get(ctx, key),
     }
 }
 
 /// `mediagen login`: asks for the key (or reads it from stdin), checks it with the
 /// service, and only then saves it with the base URL in the profile.
-pub async fn login(ctx: &Context) -> anyhow::Result<()> {
+async fn login(ctx: &Context) -> anyhow::Result<()> {
     let global = ctx.global();
     if global.mock {
         return Err(Failure::new(

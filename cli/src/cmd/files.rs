@@ -5,8 +5,8 @@ use std::path::Path;
 
 use mediagen::{FileContentType, UploadedFile};
 
-use super::Context;
-use crate::cli::FilesCommand;
+use super::context::Context;
+use crate::cli::files::FilesCommand;
 use crate::output::{self, DIM, Output};
 
 /// Uploads `path` with a progress bar on stderr.

@@ -12,16 +12,26 @@ use mediagen::{
 use serde_json::json;
 use uuid::Uuid;
 
-use super::Context;
-use crate::cli::{GenerateArgs, GetArgs, ListArgs, WaitArgs};
+use super::context::Context;
+use crate::cli::generations::{GenerateArgs, GenerationsCommands, GetArgs, ListArgs, WaitArgs};
 use crate::error::{Exit, Failure, GOES_ON};
 use crate::output::{self, BOLD, DIM, GREEN, Output, Table};
+use crate::sdk_error::may_have_acted;
 use crate::signal::Signals;
 
 /// The parameter a file goes to when the catalog does not name one.
 const DEFAULT_FILE_PARAMETER: &str = "image_file_id";
 
-pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
+pub async fn run(ctx: &Context, command: GenerationsCommands) -> anyhow::Result<()> {
+    match command {
+        GenerationsCommands::Generate(args) => generate(ctx, args).await,
+        GenerationsCommands::Get(args) => get(ctx, args).await,
+        GenerationsCommands::List(args) => list(ctx, args).await,
+        GenerationsCommands::Cancel { id } => cancel(ctx, id).await,
+    }
+}
+
+async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
     let client = ctx.client().await?;
     let prompt = if args.prompt == "-" {
         let mut prompt = String::new();
@@ -99,7 +109,7 @@ pub async fn generate(ctx: &Context, args: GenerateArgs) -> anyhow::Result<()> {
         Ok(created) => created,
         // Retried as far as the policy allows and still no clear answer: it may exist.
         // A refusal (a 429 included) made nothing, and is told as it is.
-        Err(err) if crate::error::may_have_acted(&err) => {
+        Err(err) if may_have_acted(&err) => {
             let failure = Failure::unanswered_create(
                 &err,
                 &key,
@@ -177,7 +187,7 @@ async fn file_parameter(ctx: &Context, slug: &str) -> anyhow::Result<String> {
         })
 }
 
-pub async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
+async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
     if args.wait.waits() {
         return follow(ctx, args.id, &args.wait, None).await;
     }
@@ -263,7 +273,7 @@ async fn follow(
     let generation = match ended {
         Ok(generation) => generation,
         Err(err) => {
-            let failure = Failure::from_sdk(&err);
+            let failure = Failure::from(&err);
             return Err(match err {
                 // The generation ended: nothing to resume, but its id and key are told.
                 Error::GenerationFailed(_)
@@ -365,7 +375,7 @@ fn describe(
     Ok(())
 }
 
-pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
+async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
     let mut filter = GenerationFilter::new();
     if let Some(status) = &args.status {
         filter = filter.status(GenerationStatus::from(status.to_uppercase().as_str()));
@@ -408,7 +418,7 @@ pub async fn list(ctx: &Context, args: ListArgs) -> anyhow::Result<()> {
         .await
 }
 
-pub async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
+async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
     let generation = ctx
         .client()
         .await?

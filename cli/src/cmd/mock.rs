@@ -2,7 +2,7 @@
 //! come with the default cargo feature `mock`; a build without it is smaller, and
 //! there both say where to get the mock instead.
 
-use crate::cli::MockArgs;
+use crate::cli::mock::MockArgs;
 #[cfg(not(feature = "mock"))]
 use crate::error::{Exit, Failure};
 
@@ -44,7 +44,7 @@ impl Embedded {
 
 /// `mediagen mock`: the mock server in the foreground, as `mediagen-mock` runs it.
 #[cfg(feature = "mock")]
-pub async fn serve(args: MockArgs) -> anyhow::Result<()> {
+pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     use crate::error::{Exit, Failure};
     let mut options = args.options;
     if let Some(port) = args.port {
@@ -57,7 +57,7 @@ pub async fn serve(args: MockArgs) -> anyhow::Result<()> {
 
 /// Refuses: this build has no mock.
 #[cfg(not(feature = "mock"))]
-pub async fn serve(_args: MockArgs) -> anyhow::Result<()> {
+pub async fn run(_args: MockArgs) -> anyhow::Result<()> {
     Err(not_built().into())
 }
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{Exit, Failure};
 use crate::output::{self, BOLD, Table};
 

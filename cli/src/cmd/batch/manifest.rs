@@ -1,9 +1,9 @@
 //! A batch's manifest: read whole and checked before anything is created, so
-//! that one bad line costs nothing.
+//! that one bad line costs nothing; and the files kept beside it.
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use mediagen::types::{Catalog, Model};
@@ -11,6 +11,37 @@ use mediagen::{GenerationRequest, ModelParameterType};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use crate::error::{Exit, Failure};
+
+/// The journal of a manifest: `--state`, else beside the manifest.
+pub fn journal_path(manifest: &Path, state: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(state) = state {
+        return Ok(state.to_owned());
+    }
+    if manifest == Path::new("-") {
+        return Err(Failure::new(
+            Exit::Usage,
+            "INVALID_REQUEST",
+            "a manifest read from stdin has no place for its journal",
+        )
+        .hint("pass --state PATH: the journal that makes running the batch again safe")
+        .into());
+    }
+    Ok(beside(manifest, "journal"))
+}
+
+/// The results of a run, beside its journal: the manifest's name, or --state's.
+pub fn results_path(manifest: &Path, state: Option<&Path>) -> PathBuf {
+    beside(state.unwrap_or(manifest), "results.jsonl")
+}
+
+/// `path` with `.suffix` added to its file name.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{suffix}"));
+    PathBuf::from(name)
+}
 
 /// One generation the manifest asks for.
 #[derive(Debug, Clone, PartialEq)]

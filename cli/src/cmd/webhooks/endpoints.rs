@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use futures::StreamExt;
 use mediagen::{EventType, EventTypeFilter, WebhookEndpointRequest, WebhookEndpointUpdate};
 
-use crate::cmd::Context;
+use crate::cmd::context::Context;
 use crate::output::{self, DIM, Output, Table, YELLOW};
 
 pub async fn create(

@@ -15,9 +15,9 @@ use mediagen::{Delivery, WebhookEndpointRequest, WebhookEvent, WebhookVerifier};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::event_filters;
-use crate::cli::{ListenArgs, Target};
-use crate::cmd::Context;
+use super::endpoints::event_filters;
+use crate::cli::webhooks::{ListenArgs, Target};
+use crate::cmd::context::Context;
 use crate::output::{self, DIM, GREEN, RED, YELLOW};
 use crate::signal::Signals;
 

@@ -5,10 +5,8 @@ mod endpoints;
 mod listen;
 mod verify;
 
-pub use endpoints::event_filters;
-
-use super::Context;
-use crate::cli::WebhooksCommand;
+use super::context::Context;
+use crate::cli::webhooks::WebhooksCommand;
 
 pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> {
     match command {

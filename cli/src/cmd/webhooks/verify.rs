@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use webhook_verify::{Webhook, WebhookError};
 
-use crate::cli::VerifyArgs;
+use crate::cli::webhooks::VerifyArgs;
 use crate::error::{Exit, Failure};
 use crate::output::Output;
 

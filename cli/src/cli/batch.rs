@@ -1,0 +1,66 @@
+//! `batch` and `batch status`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::parse;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    pub command: Option<BatchCommand>,
+    #[command(flatten)]
+    pub run: BatchRunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// How many lines of a manifest are in each state, from its journal
+    Status {
+        /// The manifest
+        manifest: PathBuf,
+        /// The journal [default: MANIFEST.journal]
+        #[arg(long, value_name = "PATH")]
+        state: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BatchRunArgs {
+    /// The manifest; - reads it from stdin (then --state is required)
+    #[arg(required = true)]
+    pub manifest: Option<PathBuf>,
+    /// The model of lines that name none
+    ///
+    /// See `mediagen models`.
+    #[arg(short, long, value_name = "SLUG")]
+    pub model: Option<String>,
+    /// A parameter for every line
+    ///
+    /// A line's own params win; VALUE is read as JSON when it parses, else as text.
+    #[arg(short, long = "param", value_name = "KEY=VALUE", value_parser = parse::param)]
+    pub params: Vec<(String, serde_json::Value)>,
+    /// Download each result into DIR as it ends
+    ///
+    /// As the line's "output", else LINE-ID-N.EXT.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Generations active at once
+    ///
+    /// The service allows 5 active generations per user.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub max_active: u16,
+    /// Stop creating before the reserved total passes this
+    ///
+    /// In roubles; each create is priced first. What was left out is told, and the
+    /// exit code is 4.
+    #[arg(long, value_name = "RUB", value_parser = parse::amount, allow_hyphen_values = true)]
+    pub max_cost: Option<f64>,
+    /// The journal [default: MANIFEST.journal]
+    ///
+    /// The results go beside it, in MANIFEST.results.jsonl (or PATH.results.jsonl).
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
+}
