@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import tomllib
+import urllib.error
 import urllib.request
 import zlib
 from pathlib import Path
@@ -139,7 +140,7 @@ def check_sources(blocks, crates, repository):
                                   f'git = "{repository}" (found {spec})')
 
 
-def documented_dependencies(blocks, crates, repository):
+def documented_dependencies(blocks, crates):
     """The README's [dependencies], merged over its ```toml blocks; None if it names none
     of the workspace's crates."""
     merged = {}
@@ -233,8 +234,11 @@ class Mock:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(url, data=data, method=method,
                                          headers={"content-type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            text = answer.read()
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                text = answer.read()
+        except urllib.error.HTTPError as error:
+            raise Failure(f"{method} {url} answered {error.code}: {error.read().decode()}")
         return json.loads(text) if text else None
 
     def world(self, settings):
@@ -257,17 +261,20 @@ def run(binary, number, block, mock):
     settings, calls, files, creates = dict(WORLD), [], [], []
     for directive in block.directives:
         word, _, rest = directive.partition(" ")
-        if word == "world":
-            settings.update(json.loads(rest))
-        elif word in ("POST", "PUT", "DELETE"):
-            path, _, body = rest.partition(" ")
-            calls.append((word, path, json.loads(body) if body else None))
-        elif word == "file":
-            files.append(rest)
-        elif word == "creates":
-            creates.append(rest)
-        else:
-            raise Failure(f"{block.where}: unknown readme-check directive: {directive}")
+        try:
+            if word == "world":
+                settings.update(json.loads(rest))
+            elif word in ("POST", "PUT", "DELETE"):
+                path, _, body = rest.partition(" ")
+                calls.append((word, path, json.loads(body) if body else None))
+            elif word == "file":
+                files.append(rest)
+            elif word == "creates":
+                creates.append(rest)
+            else:
+                raise Failure(f"{block.where}: unknown readme-check directive: {directive}")
+        except json.JSONDecodeError as error:
+            raise Failure(f"{block.where}: the directive's JSON does not parse ({error}): {directive}")
     world = mock.world(settings)
     for method, path, body in calls:
         mock.call(method, world["baseUrl"] + path, body)
@@ -303,7 +310,7 @@ def main(readmes):
         for block in rust:
             lint(block)
         check_sources(blocks, crates, repository)
-        deps = documented_dependencies(blocks, crates, repository)
+        deps = documented_dependencies(blocks, crates)
         if deps is None:
             print(f"{readme}: {len(rust)} Rust block(s), none hidden")
             continue
