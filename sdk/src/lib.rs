@@ -105,8 +105,9 @@ pub mod raw {
     pub use crate::transport::Transport;
 }
 
-/// The code of the workspace's README, compiled and run against the mock as
-/// this crate's doc-tests, so that no example there can rot.
+/// The code of the workspace's README as this crate's doc-tests, so that no
+/// example there can rot: each block compiled, and run unless it needs the
+/// service (`no_run`), which `scripts/readme-check.py` runs against the mock.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct WorkspaceReadme;
