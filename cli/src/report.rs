@@ -45,10 +45,7 @@ pub fn usage(err: &clap::Error) -> Option<Exit> {
             .any(|pair| pair[0] == "--format" && for_scripts(&pair[1]))
         || !output::stdout_is_terminal();
     if json {
-        let rendered = err.render().to_string();
-        let message = rendered.lines().next().unwrap_or_default();
-        let message = message.strip_prefix("error: ").unwrap_or(message);
-        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
+        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", output::command_line_error(err))
             .hint("`mediagen --help` lists the commands and options");
         // A value outside a closed set: the envelope lists the set, as the service's does.
         if let Some(ContextValue::Strings(allowed)) = err.get(ContextKind::ValidValue) {

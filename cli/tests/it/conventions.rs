@@ -23,6 +23,31 @@ async fn mock_flag_runs_the_main_job_with_no_account() {
     assert_eq!(done["status"], "SUCCEEDED");
     let saved = std::fs::read_dir(&out).unwrap().count();
     assert_eq!(saved, 1);
+
+    // For people: the saved file, and no URL of a mock that ended with the command.
+    let output = run(bare(&[
+        "--mock",
+        "--format",
+        "human",
+        "generate",
+        "--wait",
+        "-m",
+        "flux-schnell",
+        "a lighthouse at dusk",
+        "--output",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains(&format!("saved {}", out.display())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("http://"),
+        "a URL that no longer answers: {shown}"
+    );
 }
 
 #[tokio::test]
