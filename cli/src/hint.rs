@@ -87,6 +87,11 @@ const MODEL_PARAMETERS: &str = "fix the prompt or the parameters: `mediagen mode
 const OTHER_MODEL: &str = "choose another model: `mediagen models`";
 const TOP_UP: &str = "top up with `mediagen topup AMOUNT`, or pay by bank transfer: `mediagen \
      requisites set` once, then `mediagen invoices create AMOUNT`";
+/// After a balance too low in the embedded mock, where a top-up would be gone by
+/// the next command.
+pub const EMBEDDED_MOCK_BALANCE: &str = "the embedded mock starts afresh with each command: \
+     keep one with more money running (`mediagen mock --demo-balance-rub 100000`) and pass \
+     its URL as --base-url and its demo key as --api-key";
 /// The command that takes the requisites, and what follows.
 const SET_REQUISITES: &str = "give them with `mediagen requisites set` (flags or a JSON file), then \
      run this command again";
@@ -491,7 +496,11 @@ mod tests {
         .into_iter()
         .filter_map(check_command)
         .map(|command| format!("`{command}`"));
-        let texts: Vec<String> = hints.map(str::to_owned).chain(checks).collect();
+        let texts: Vec<String> = hints
+            .chain([EMBEDDED_MOCK_BALANCE])
+            .map(str::to_owned)
+            .chain(checks)
+            .collect();
         let mut named = 0;
         for text in &texts {
             for words in commands_in(text) {

@@ -9,9 +9,16 @@ use crate::output::{self, Output};
 
 /// Tells the error `command` ended with: the envelope on stdout for scripts, and for
 /// people on stderr one line that says each thing once (what was being done, the
-/// code, the HTTP status, the message, the request id), then the hint.
-pub fn error(out: &Output, err: &anyhow::Error, command: CommandId) -> Exit {
-    let failure = Failure::of(err).hinted(command);
+/// code, the HTTP status, the message, the request id), then the hint. `embedded`:
+/// the command ran against the embedded mock (`--mock`).
+pub fn error(out: &Output, err: &anyhow::Error, command: CommandId, embedded: bool) -> Exit {
+    let failure = Failure::of(err);
+    let failure = if embedded {
+        failure.on_embedded_mock()
+    } else {
+        failure
+    };
+    let failure = failure.hinted(command);
     if out.is_json() {
         // A reader that has gone cannot be told.
         let _ = out.json_line(&failure.envelope());
