@@ -130,7 +130,7 @@ impl Failure {
         self.hint(
             "the generation ends with the embedded mock when this command ends: run the \
              command again, or keep a mock running with `mediagen mock` and pass its URL as \
-             --base-url",
+             --base-url and its demo key as --api-key",
         )
         .detail("id", id.to_string())
         .key(key)
