@@ -130,10 +130,25 @@ impl Failure {
         self.hint(
             "the generation ends with the embedded mock when this command ends: run the \
              command again, or keep a mock running with `mediagen mock` and pass its URL as \
-             --base-url",
+             --base-url and its demo key as --api-key",
         )
         .detail("id", id.to_string())
         .key(key)
+    }
+
+    /// The failure of a command run against the embedded mock, which starts afresh
+    /// with every command: money added there is gone by the next one, so a balance
+    /// too low is met with a mock that holds more.
+    pub fn on_embedded_mock(mut self) -> Self {
+        use mediagen::ErrorCode as E;
+        let short_of_money = matches!(
+            &self.topic,
+            Some(Topic::Code(E::InsufficientBalance | E::DailyCapExceeded))
+        );
+        if self.hint.is_none() && short_of_money {
+            self.hint = Some(hint::EMBEDDED_MOCK_BALANCE.to_owned());
+        }
+        self
     }
 
     /// The service's envelope: `{"error": {code, message, requestId, timestamp,
@@ -197,6 +212,20 @@ mod tests {
             failure.envelope(),
             json!({"error": {"code": "INVALID_REQUEST", "message": "empty prompt", "hint": "add one"}})
         );
+    }
+
+    #[test]
+    fn a_balance_too_low_in_the_embedded_mock_is_not_told_to_top_up_there() {
+        let short = Failure {
+            topic: Some(Topic::Code(mediagen::ErrorCode::InsufficientBalance)),
+            ..Failure::new(Exit::InsufficientBalance, "INSUFFICIENT_BALANCE", "short")
+        };
+        let told = short.clone().on_embedded_mock().hinted(CommandId::Generate);
+        let told = told.hint.unwrap();
+        assert!(told.contains("`mediagen mock --demo-balance-rub"), "{told}");
+        assert!(!told.contains("topup"), "{told}");
+        let elsewhere = short.hinted(CommandId::Generate).hint.unwrap();
+        assert!(elsewhere.contains("`mediagen topup AMOUNT`"), "{elsewhere}");
     }
 
     #[test]

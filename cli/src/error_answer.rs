@@ -3,13 +3,22 @@
 //! chooses its hint.
 
 use mediagen::{ApiError, ErrorKind};
+use serde_json::Value;
 
 use crate::error::{Exit, Failure};
 use crate::hint::Topic;
 
 impl From<&ApiError> for Failure {
     fn from(api: &ApiError) -> Self {
-        let (exit, facts) = exit_and_facts(&api.kind, api.attempts, &api.message);
+        Self::answer_naming(api, |_| None)
+    }
+}
+
+impl Failure {
+    /// An error answer whose fields are told by the names the person typed them as
+    /// (`/inn` as `--inn`), where `name` knows one.
+    pub fn answer_naming(api: &ApiError, name: impl Fn(&str) -> Option<&'static str>) -> Self {
+        let (exit, facts) = exit_and_facts(&api.kind, api.attempts, &api.message, &name);
         let mut failure = Self::new(exit, api.code.as_str(), api.message.clone());
         failure.topic = Some(topic(api));
         failure.facts = facts;
@@ -34,6 +43,9 @@ fn topic(api: &ApiError) -> Topic {
         } => {
             if fields.iter().any(|field| field.path == "/url") {
                 Topic::WebhookUrl
+            } else if fields.iter().any(|field| field.path == "/requisites") {
+                // The contract's refusal of an invoice before the requisites are set.
+                Topic::NoRequisites
             } else if !allowed_values.is_empty() || fields.iter().any(|f| f.keyword == "enum") {
                 Topic::RefusedValue
             } else {
@@ -46,7 +58,12 @@ fn topic(api: &ApiError) -> Topic {
 
 /// The exit code of a service error, and what its message leaves out: the fields
 /// and values the service named, the amounts, the wait, the attempts made.
-fn exit_and_facts(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<String>) {
+fn exit_and_facts(
+    kind: &ErrorKind,
+    attempts: u32,
+    message: &str,
+    name: &dyn Fn(&str) -> Option<&'static str>,
+) -> (Exit, Vec<String>) {
     let mut facts = Vec::new();
     let mut tell = |fact: String| {
         if !message.contains(&fact) {
@@ -67,15 +84,31 @@ fn exit_and_facts(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<
                 if lists_allowed && field.keyword == "enum" {
                     continue;
                 }
+                let path = name(&field.path).unwrap_or(&field.path);
+                // A value outside a closed set is told with the set, which Ajv's
+                // `enum` error keeps in `params.allowedValues`.
+                // A message that names the set says all the field would.
+                let allowed = allowed_of(field);
+                if !allowed.is_empty() {
+                    if !allowed.iter().all(|v| message.contains(v.as_str())) {
+                        let set = allowed.join(", ");
+                        tell(if field.keyword == "enum" {
+                            format!("{path}: must be one of {set}")
+                        } else {
+                            format!("{path}: {}, one of {set}", field.message)
+                        });
+                    }
+                    continue;
+                }
                 // The field's message is often the message itself: then its path alone.
                 if message.contains(&field.message) {
-                    if !field.path.is_empty() && !message.contains(&field.path) {
-                        tell(format!("field {}", field.path));
+                    if !path.is_empty() && !message.contains(path) {
+                        tell(format!("field {path}"));
                     }
-                } else if field.path.is_empty() {
+                } else if path.is_empty() {
                     tell(field.message.clone());
                 } else {
-                    tell(format!("{}: {}", field.path, field.message));
+                    tell(format!("{path}: {}", field.message));
                 }
             }
             if !allowed_values.is_empty() && !lists_allowed {
@@ -120,6 +153,19 @@ fn exit_and_facts(kind: &ErrorKind, attempts: u32, message: &str) -> (Exit, Vec<
         facts.push(format!("{attempts} attempts were made"));
     }
     (exit, facts)
+}
+
+/// The values of a closed set a field error names, as text.
+fn allowed_of(field: &mediagen::FieldError) -> Vec<String> {
+    let values = field.params.get("allowedValues").and_then(Value::as_array);
+    values
+        .into_iter()
+        .flatten()
+        .map(|value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -197,6 +243,16 @@ pub mod tests {
                     "Private IP addresses are not allowed",
                     json!({"fields": [{"path": "/url", "keyword": "format",
                     "message": "Private IP addresses are not allowed"}]}),
+                ),
+            ),
+            (
+                Topic::NoRequisites,
+                answered(
+                    400,
+                    "VALIDATION_ERROR",
+                    "Set the requisites of the legal entity first (PUT /v1/billing/requisites)",
+                    json!({"fields": [{"path": "/requisites", "keyword": "required",
+                    "message": "must have requisites", "params": {"missingProperty": "requisites"}}]}),
                 ),
             ),
             (
@@ -366,6 +422,7 @@ pub mod tests {
                     | Topic::ConcurrencyLimit
                     | Topic::RefusedValue
                     | Topic::WebhookUrl
+                    | Topic::NoRequisites
                     | Topic::AnyAnswer
             )
         });
@@ -401,6 +458,68 @@ pub mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_value_outside_a_closed_set_is_told_with_the_set() {
+        let enum_field = |path: &str, allowed: Value| {
+            json!({"fields": [{"path": path, "keyword": "enum",
+                "message": "must be equal to one of the allowed values",
+                "params": {"allowedValues": allowed}}]})
+        };
+        let status = answered(
+            400,
+            "VALIDATION_ERROR",
+            "Query parameter status is invalid",
+            enum_field(
+                "/query/status",
+                json!(["PENDING", "PROCESSING", "SUCCEEDED"]),
+            ),
+        );
+        let failure = Failure::from(&status);
+        assert_eq!(failure.topic, Some(Topic::RefusedValue));
+        assert_eq!(
+            failure.facts,
+            ["/query/status: must be one of PENDING, PROCESSING, SUCCEEDED"]
+        );
+        let duration = answered(
+            400,
+            "VALIDATION_ERROR",
+            "Parameters do not fit the model",
+            enum_field("/params/duration", json!([5, 10])),
+        );
+        assert_eq!(
+            Failure::from(&duration).facts,
+            ["/params/duration: must be one of 5, 10"]
+        );
+        // A message that names the set already is not told it twice.
+        let named = answered(
+            400,
+            "VALIDATION_ERROR",
+            "status must be one of PENDING, PROCESSING, SUCCEEDED",
+            enum_field(
+                "/query/status",
+                json!(["PENDING", "PROCESSING", "SUCCEEDED"]),
+            ),
+        );
+        assert!(Failure::from(&named).facts.is_empty());
+    }
+
+    #[test]
+    fn the_fields_of_an_answer_are_told_by_the_names_the_command_gave_them() {
+        let refused = answered(
+            400,
+            "VALIDATION_ERROR",
+            "Requisites are not valid",
+            json!({"fields": [{"path": "/inn", "keyword": "checksum",
+                "message": "INN check digit does not match", "params": {}}]}),
+        );
+        let failure = Failure::answer_naming(&refused, |path| (path == "/inn").then_some("--inn"));
+        assert_eq!(failure.facts, ["--inn: INN check digit does not match"]);
+        assert_eq!(
+            failure.details["fields"][0]["path"], "/inn",
+            "the envelope as sent"
+        );
     }
 
     #[test]

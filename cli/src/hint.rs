@@ -22,6 +22,8 @@ pub enum Topic {
     RefusedValue,
     /// `VALIDATION_ERROR` of a webhook URL.
     WebhookUrl,
+    /// `VALIDATION_ERROR` of an invoice asked for before the requisites are set.
+    NoRequisites,
     /// Any error answer of the service that no row names.
     AnyAnswer,
     /// A generation that ended `FAILED`, by its `errorCode`, known or not.
@@ -39,7 +41,9 @@ impl Topic {
     /// refused value or URL is a validation error, a failure code has its advice.
     fn broader(&self) -> Option<Self> {
         match self {
-            Self::RefusedValue | Self::WebhookUrl => Some(Self::Code(ErrorCode::ValidationError)),
+            Self::RefusedValue | Self::WebhookUrl | Self::NoRequisites => {
+                Some(Self::Code(ErrorCode::ValidationError))
+            }
             Self::Code(_) | Self::ConcurrencyLimit => Some(Self::AnyAnswer),
             Self::Failed(code) => Some(Self::Advice(code.advice())),
             Self::Advice(advice) if *advice != FailureAdvice::Unknown => {
@@ -81,7 +85,16 @@ const MODELS: &str = "check the model slug: `mediagen models` lists them";
 const MODEL_PARAMETERS: &str = "fix the prompt or the parameters: `mediagen models SLUG` lists a model's parameters and \
      their values";
 const OTHER_MODEL: &str = "choose another model: `mediagen models`";
-const TOP_UP: &str = "top up with `mediagen topup AMOUNT`, or ask for an invoice with `mediagen invoices create AMOUNT`";
+const TOP_UP: &str = "top up with `mediagen topup AMOUNT`, or pay by bank transfer: `mediagen \
+     requisites set` once, then `mediagen invoices create AMOUNT`";
+/// After a balance too low in the embedded mock, where a top-up would be gone by
+/// the next command.
+pub const EMBEDDED_MOCK_BALANCE: &str = "the embedded mock starts afresh with each command: \
+     keep one with more money running (`mediagen mock --demo-balance-rub 100000`) and pass \
+     its URL as --base-url and its demo key as --api-key";
+/// The command that takes the requisites, and what follows.
+const SET_REQUISITES: &str = "give them with `mediagen requisites set` (flags or a JSON file), then \
+     run this command again";
 const LATER: &str = "try again later";
 
 const CREATES: &[CommandId] = &[C::Generate, C::Batch];
@@ -142,8 +155,24 @@ pub static TABLE: &[Row] = &[
     },
     Row {
         topic: Topic::RefusedValue,
+        commands: Only(&[C::FilesUpload]),
+        hint: "pass --content-type with one of those types, or upload a file of such a type",
+    },
+    Row {
+        topic: Topic::RefusedValue,
         commands: Any,
         hint: "choose one of the values the service accepts, then run the command again",
+    },
+    Row {
+        topic: Topic::NoRequisites,
+        commands: Any,
+        hint: SET_REQUISITES,
+    },
+    Row {
+        topic: Topic::Code(E::ValidationError),
+        commands: Only(&[C::RequisitesSet]),
+        hint: "correct the values named: the INN, the OGRN and both accounts carry check digits, \
+               so copy them from the registration papers and the bank's details",
     },
     Row {
         topic: Topic::Code(E::ValidationError),
@@ -206,6 +235,11 @@ pub static TABLE: &[Row] = &[
     },
     Row {
         topic: Topic::Code(E::NotFound),
+        commands: Only(&[C::Requisites]),
+        hint: "none yet: `mediagen requisites set` takes them, from flags or a JSON file",
+    },
+    Row {
+        topic: Topic::Code(E::NotFound),
         commands: Only(&[C::Api]),
         hint: "check the path, and the id in it: the service may have no such path, and \
                another account's resources are not found either",
@@ -253,6 +287,12 @@ pub static TABLE: &[Row] = &[
     },
     Row {
         topic: Topic::Code(E::ConflictError),
+        commands: Only(&[C::InvoicesAct]),
+        hint: "the act exists once the invoice is paid: `mediagen invoices list` shows its \
+               status",
+    },
+    Row {
+        topic: Topic::Code(E::ConflictError),
         commands: Any,
         hint: "look at its current state, then run the command again if it still applies",
     },
@@ -275,7 +315,8 @@ pub static TABLE: &[Row] = &[
     Row {
         topic: Topic::Code(E::DailyCapExceeded),
         commands: Any,
-        hint: "top up again after 00:00 UTC, or pay by invoice: `mediagen invoices create AMOUNT`",
+        hint: "top up again after 00:00 UTC, or pay by invoice: `mediagen invoices create \
+               AMOUNT`, once `mediagen requisites set` has the legal entity's details",
     },
     Row {
         topic: Topic::Code(E::ModerationRepeatBlocked),
@@ -423,6 +464,76 @@ mod tests {
                 .unwrap()
                 .contains("fields named")
         );
+    }
+
+    /// The commands in backquotes in `text`, each as its words up to the first
+    /// placeholder or option (`mediagen get ID --wait` as `mediagen get`).
+    fn commands_in(text: &str) -> Vec<Vec<&str>> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|quoted| quoted.starts_with("mediagen "))
+            .map(|quoted| {
+                quoted
+                    .split_whitespace()
+                    .take_while(|word| word.chars().all(|c| c.is_ascii_lowercase()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_command_a_hint_names_is_a_command_of_mediagen() {
+        let hints = TABLE.iter().map(|row| row.hint);
+        let checks = [
+            "create_topup",
+            "create_invoice",
+            "create_webhook_endpoint",
+            "rotate_webhook_endpoint_secret",
+            "send_test_webhook",
+            "cancel_generation",
+        ]
+        .into_iter()
+        .filter_map(check_command)
+        .map(|command| format!("`{command}`"));
+        let texts: Vec<String> = hints
+            .chain([EMBEDDED_MOCK_BALANCE])
+            .map(str::to_owned)
+            .chain(checks)
+            .collect();
+        let mut named = 0;
+        for text in &texts {
+            for words in commands_in(text) {
+                named += 1;
+                let help = crate::cli::command()
+                    .try_get_matches_from(words.iter().copied().chain(["--help"]))
+                    .expect_err("--help ends the parse");
+                assert_eq!(
+                    help.kind(),
+                    clap::error::ErrorKind::DisplayHelp,
+                    "`{}` in \"{text}\" is no command",
+                    words.join(" ")
+                );
+            }
+        }
+        assert!(named > 20, "{named} commands found");
+    }
+
+    #[test]
+    fn the_balance_and_a_refused_invoice_lead_to_the_requisites() {
+        for topic in [
+            Topic::Code(E::InsufficientBalance),
+            Topic::Code(E::DailyCapExceeded),
+            Topic::NoRequisites,
+        ] {
+            let hint = hint(&topic, C::Generate).unwrap();
+            assert!(
+                hint.contains("`mediagen requisites set`"),
+                "{topic:?}: {hint}"
+            );
+        }
+        let refused = hint(&Topic::NoRequisites, C::InvoicesCreate).unwrap();
+        assert!(!refused.contains("amount"), "{refused}");
     }
 
     #[test]

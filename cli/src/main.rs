@@ -25,12 +25,13 @@ fn main() -> ExitCode {
         Err(err) => return report::usage(&err).map_or(ExitCode::SUCCESS, code),
     };
     let command = cli.command.id();
+    let embedded = cli.global.mock;
     let out = Output::new(&cli.global);
     match cmd::run(cli, &out) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader has gone (`mediagen list | head`): nothing is wrong, and nobody to tell.
         Err(err) if report::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => code(report::error(&out, &err, command)),
+        Err(err) => code(report::error(&out, &err, command, embedded)),
     }
 }
 

@@ -42,11 +42,10 @@ impl Output {
             (false, None) if stdout_is_terminal() => Format::Human,
             (false, None) => Format::Json,
         };
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let color = |tty: bool| match global.color {
             ColorWhen::Always => true,
             ColorWhen::Never => false,
-            ColorWhen::Auto => tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb"),
+            ColorWhen::Auto => auto_color(tty),
         };
         let stdout_tty = stdout_is_terminal();
         let stderr_tty = io::stderr().is_terminal();
@@ -333,10 +332,54 @@ pub fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether a stream shows colour when `--color` is `auto`: a terminal, and
+/// neither `NO_COLOR` nor a dumb terminal says otherwise.
+fn auto_color(tty: bool) -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    tty && !no_color && std::env::var("TERM").as_deref() != Ok("dumb")
+}
+
 /// clap's own text for a wrong command line, or for `--help` and `--version`: on
-/// stderr or stdout, as clap chooses.
+/// stderr or stdout, as clap chooses, with the values of a closed set on the
+/// error line (see [`allowed_on_the_error_line`]).
 pub fn command_line_message(err: &clap::Error) -> io::Result<()> {
-    err.print()
+    let rendered = err.render();
+    let (tty, mut stream): (bool, Box<dyn Write>) = if err.use_stderr() {
+        (io::stderr().is_terminal(), Box::new(io::stderr().lock()))
+    } else {
+        (stdout_is_terminal(), Box::new(io::stdout().lock()))
+    };
+    let text = if auto_color(tty) {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    stream.write_all(allowed_on_the_error_line(&text).as_bytes())?;
+    stream.flush()
+}
+
+/// The first line of clap's message for a wrong command line, without `error: `,
+/// with the values of a closed set on it: the envelope's message.
+pub fn command_line_error(err: &clap::Error) -> String {
+    let text = allowed_on_the_error_line(&err.render().to_string());
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_owned()
+}
+
+/// clap's text with the `[possible values: …]` of a refused value moved up onto
+/// the error line, where gh and cargo's readers look for them.
+fn allowed_on_the_error_line(text: &str) -> String {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let values = lines
+        .iter()
+        .skip(1)
+        .position(|line| line.starts_with("  [possible values: "))
+        .map(|at| lines.remove(at + 1));
+    if let (Some(values), Some(first)) = (values, lines.first_mut()) {
+        first.push(' ');
+        first.push_str(values.trim_start());
+    }
+    lines.join("\n")
 }
 
 /// Whether stdout is a terminal, where people read; scripts read a pipe.
@@ -387,6 +430,16 @@ pub fn or_absent<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> String 
 /// Roubles as people read them.
 pub fn rub(amount: f64) -> String {
     format!("{amount:.2} RUB")
+}
+
+/// A duration of real time for people: whole seconds, or tenths below one
+/// second, so that a short one never reads `0 s`.
+pub fn seconds(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{:.1} s", seconds.max(0.1))
+    } else {
+        format!("{seconds:.0} s")
+    }
 }
 
 /// A time in UTC, to the second.
@@ -490,6 +543,19 @@ mod tests {
             String::from_utf8(buf).unwrap(),
             "NAME     PRICE\nОзвучка  1.00 RUB\nflux     2.50 RUB\n"
         );
+    }
+
+    #[test]
+    fn the_values_of_a_closed_set_are_told_on_the_error_line() {
+        let text = "error: invalid value 'purple' for '--color <WHEN>'\n  [possible values: auto, \
+                    always, never]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            allowed_on_the_error_line(text),
+            "error: invalid value 'purple' for '--color <WHEN>' [possible values: auto, always, \
+             never]\n\nFor more information, try '--help'.\n"
+        );
+        let other = "error: unexpected argument '--colour' found\n";
+        assert_eq!(allowed_on_the_error_line(other), other);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+use mediagen::types;
 
 /// A value parsed by `parser`, with the values this version knows offered to the
 /// help and to shell completion. Any other value is taken as well and goes to the
@@ -89,6 +90,57 @@ pub fn amount(raw: &str) -> Result<f64, String> {
     match raw.trim().parse::<f64>() {
         Ok(amount) if amount.is_finite() && amount > 0.0 => Ok(amount),
         _ => Err("an amount is a number of roubles above 0, such as 1500 or 99.50".to_owned()),
+    }
+}
+
+/// A number of the requisites, checked against the contract's pattern by the
+/// SDK's type for it, or refused saying what it `looks` like. Check digits are the
+/// service's to judge.
+fn requisite<T: std::str::FromStr>(raw: &str, looks: &str) -> Result<String, String> {
+    raw.parse::<T>()
+        .map(|_| raw.to_owned())
+        .map_err(|_| looks.to_owned())
+}
+
+pub fn inn(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputInn>(
+        raw,
+        "an INN is 10 digits (an organisation) or 12 (a sole proprietor)",
+    )
+}
+
+pub fn kpp(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputKpp>(raw, "a KPP is 9 digits")
+}
+
+pub fn ogrn(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputOgrn>(
+        raw,
+        "an OGRN is 13 digits, or 15 for a sole proprietor's OGRNIP",
+    )
+}
+
+pub fn bic(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputBic>(raw, "a BIC is 9 digits starting 04")
+}
+
+pub fn settlement_account(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputSettlementAccount>(raw, "a settlement account is 20 digits")
+}
+
+pub fn correspondent_account(raw: &str) -> Result<String, String> {
+    requisite::<types::RequisitesInputCorrespondentAccount>(
+        raw,
+        "a correspondent account is 20 digits starting 301",
+    )
+}
+
+/// A name or an address: any text but a blank one.
+pub fn text(raw: &str) -> Result<String, String> {
+    if raw.trim().is_empty() {
+        Err("it is blank".to_owned())
+    } else {
+        Ok(raw.to_owned())
     }
 }
 
@@ -214,6 +266,24 @@ mod tests {
             ("Idempotency-Key".to_owned(), "order-17".to_owned())
         );
         assert!(header("no colon").is_err());
+    }
+
+    #[test]
+    fn requisites_are_refused_by_their_form_and_not_their_check_digits() {
+        // The INN of the contract's example, and one with a wrong check digit: the
+        // service tells that one.
+        assert!(inn("7712345671").is_ok() && inn("7712345672").is_ok());
+        assert!(inn("500100732259").is_ok());
+        for bad in ["77123456", "77123456710", "7712З45671", " 7712345671"] {
+            assert!(inn(bad).is_err(), "{bad}");
+        }
+        assert!(bic("044525987").is_ok() && bic("144525987").is_err());
+        assert!(correspondent_account("30101810900000000987").is_ok());
+        assert!(correspondent_account("40702810500000012345").is_err());
+        assert!(settlement_account("4070281050000001234").is_err());
+        assert!(ogrn("304500116000157").is_ok() && ogrn("30450011600015").is_err());
+        assert!(kpp("771201001").is_ok() && kpp("77120100").is_err());
+        assert!(text("  ").is_err() && text("OOO Romashka").is_ok());
     }
 
     #[test]

@@ -9,9 +9,16 @@ use crate::output::{self, Output};
 
 /// Tells the error `command` ended with: the envelope on stdout for scripts, and for
 /// people on stderr one line that says each thing once (what was being done, the
-/// code, the HTTP status, the message, the request id), then the hint.
-pub fn error(out: &Output, err: &anyhow::Error, command: CommandId) -> Exit {
-    let failure = Failure::of(err).hinted(command);
+/// code, the HTTP status, the message, the request id), then the hint. `embedded`:
+/// the command ran against the embedded mock (`--mock`).
+pub fn error(out: &Output, err: &anyhow::Error, command: CommandId, embedded: bool) -> Exit {
+    let failure = Failure::of(err);
+    let failure = if embedded {
+        failure.on_embedded_mock()
+    } else {
+        failure
+    };
+    let failure = failure.hinted(command);
     if out.is_json() {
         // A reader that has gone cannot be told.
         let _ = out.json_line(&failure.envelope());
@@ -45,10 +52,7 @@ pub fn usage(err: &clap::Error) -> Option<Exit> {
             .any(|pair| pair[0] == "--format" && for_scripts(&pair[1]))
         || !output::stdout_is_terminal();
     if json {
-        let rendered = err.render().to_string();
-        let message = rendered.lines().next().unwrap_or_default();
-        let message = message.strip_prefix("error: ").unwrap_or(message);
-        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", message)
+        let mut failure = Failure::new(Exit::Usage, "USAGE_ERROR", output::command_line_error(err))
             .hint("`mediagen --help` lists the commands and options");
         // A value outside a closed set: the envelope lists the set, as the service's does.
         if let Some(ContextValue::Strings(allowed)) = err.get(ContextKind::ValidValue) {

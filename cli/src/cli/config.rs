@@ -11,10 +11,10 @@ pub enum ConfigCommands {
     /// URL is --base-url, MEDIAGEN_BASE_URL or the profile's, else asked for. Nothing is
     /// written unless the service accepts the key. The profile is --profile, else the file's
     /// default_profile, else "default"; the file is readable by its owner only.
-    #[command(display_order = 17)]
+    #[command(display_order = 18)]
     Login,
     /// Show the configuration in effect, or set and get a value of the config file
-    #[command(display_order = 18)]
+    #[command(display_order = 19)]
     Config(ConfigArgs),
 }
 

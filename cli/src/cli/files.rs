@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use crate::parse;
+use crate::parse::{self, Suggest};
 
 #[derive(Debug, Subcommand)]
 pub enum FilesCommand {
@@ -13,7 +13,8 @@ pub enum FilesCommand {
         /// The file
         path: PathBuf,
         /// Its type, such as image/png [default: from the extension]
-        #[arg(long, value_name = "MIME")]
+        #[arg(long, value_name = "MIME", hide_possible_values = true,
+              value_parser = Suggest::text(mediagen::FileContentType::KNOWN))]
         content_type: Option<String>,
     },
     /// Show a file

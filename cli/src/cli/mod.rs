@@ -18,7 +18,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use self::account::AccountCommands;
 use self::api::ApiArgs;
 use self::batch::BatchArgs;
-use self::billing::{BillingCommands, InvoicesCommand};
+use self::billing::{BillingCommands, InvoicesCommand, RequisitesCommand};
 use self::config::ConfigCommands;
 use self::files::FilesCommand;
 use self::generations::GenerationsCommands;
@@ -187,13 +187,13 @@ pub enum Command {
     #[command(flatten)]
     Account(AccountCommands),
     /// Input files for generations: upload, show, delete
-    #[command(subcommand, display_order = 13)]
+    #[command(subcommand, display_order = 14)]
     Files(FilesCommand),
     /// Webhook endpoints, their deliveries, and tools to verify and receive webhooks
-    #[command(subcommand, display_order = 14)]
+    #[command(subcommand, display_order = 15)]
     Webhooks(WebhooksCommand),
     /// Run the mock server of the service (the same as the mediagen-mock binary)
-    #[command(display_order = 15)]
+    #[command(display_order = 16)]
     #[cfg_attr(
         not(feature = "mock"),
         command(
@@ -214,12 +214,12 @@ pub enum Command {
     ///   mediagen api POST /v1/generations -f modelSlug=flux-schnell -f prompt="a fox" \
     ///     -f params.aspect_ratio=16:9
     ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
-    #[command(verbatim_doc_comment, display_order = 16)]
+    #[command(verbatim_doc_comment, display_order = 17)]
     Api(ApiArgs),
     #[command(flatten)]
     Config(ConfigCommands),
     /// Print a shell completion script
-    #[command(display_order = 19)]
+    #[command(display_order = 20)]
     Completions {
         /// The shell
         shell: clap_complete::Shell,
@@ -245,6 +245,8 @@ pub enum CommandId {
     InvoicesCreate,
     InvoicesPdf,
     InvoicesAct,
+    Requisites,
+    RequisitesSet,
     FilesUpload,
     FilesGet,
     FilesDelete,
@@ -289,6 +291,10 @@ impl Command {
                     InvoicesCommand::Pdf(_) => Id::InvoicesPdf,
                     InvoicesCommand::Act(_) => Id::InvoicesAct,
                 },
+                BillingCommands::Requisites(args) => match args.command {
+                    None => Id::Requisites,
+                    Some(RequisitesCommand::Set(_)) => Id::RequisitesSet,
+                },
             },
             Self::Account(command) => match command {
                 AccountCommands::Account => Id::Account,
@@ -325,9 +331,16 @@ impl Command {
 
 /// The command line of this process, parsed as [`command`] shows it.
 pub fn parse() -> Result<Cli, clap::Error> {
-    command()
-        .try_get_matches()
-        .and_then(|matches| Cli::from_arg_matches(&matches))
+    let matches = command().try_get_matches()?;
+    #[cfg_attr(not(feature = "mock"), expect(unused_mut))]
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    #[cfg(feature = "mock")]
+    if let (Command::Mock(args), Some(mock)) =
+        (&mut cli.command, matches.subcommand_matches("mock"))
+    {
+        args.keep_own_config(mock);
+    }
+    Ok(cli)
 }
 
 /// The command line as parsed and shown. `mediagen --help` describes the global
@@ -338,6 +351,21 @@ pub fn command() -> clap::Command {
     let globals: Vec<clap::Arg> = cmd
         .get_arguments()
         .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals))
+}
+
+/// `cmd` and its subcommands with the global options named at the end of their
+/// help instead of described. Each gets hidden copies of them, which clap's
+/// propagation then leaves in place; they stay global, so their values reach the
+/// top as any global's do.
+fn with_globals_in_brief(cmd: clap::Command, globals: &[clap::Arg]) -> clap::Command {
+    // A command's own option of the same name (`mock --config`) wins, as in clap's
+    // propagation, and is not named as a global.
+    let globals: Vec<clap::Arg> = globals
+        .iter()
+        .filter(|arg| cmd.get_arguments().all(|own| own.get_id() != arg.get_id()))
         .cloned()
         .collect();
     let names: Vec<String> = globals
@@ -353,29 +381,11 @@ pub fn command() -> clap::Command {
         "{header}Global options{header:#} (`mediagen --help` tells them):\n  {}",
         names.join(" ")
     ));
-    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals, &note))
-}
-
-/// `cmd` and its subcommands with the global options named in `note` at the
-/// end of their help instead of described. Each gets hidden copies of them,
-/// which clap's propagation then leaves in place; they stay global, so their
-/// values reach the top as any global's do.
-fn with_globals_in_brief(
-    cmd: clap::Command,
-    globals: &[clap::Arg],
-    note: &clap::builder::StyledStr,
-) -> clap::Command {
     let cmd = globals
         .iter()
-        // A command's own option of the same name (`mock --config`) wins, as in
-        // clap's propagation.
-        .filter(|arg| cmd.get_arguments().all(|own| own.get_id() != arg.get_id()))
-        .cloned()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .fold(cmd, |cmd, arg| cmd.arg(arg.hide(true)))
-        .after_help(note.clone());
-    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, globals, note))
+        .fold(cmd, |cmd, arg| cmd.arg(arg.clone().hide(true)))
+        .after_help(note);
+    cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `balance`, `history`, `topup` and `invoices`: the billing area.
+//! `balance`, `history`, `topup` and `invoices`: the billing area; `requisites` has
+//! its own module.
 
 use std::path::PathBuf;
 
@@ -16,6 +17,7 @@ pub async fn run(ctx: &Context, command: BillingCommands) -> anyhow::Result<()> 
         BillingCommands::History(args) => history(ctx, args).await,
         BillingCommands::Topup { amount, return_url } => topup(ctx, amount, return_url).await,
         BillingCommands::Invoices(command) => invoices(ctx, command).await,
+        BillingCommands::Requisites(args) => super::requisites::run(ctx, args).await,
     }
 }
 

@@ -132,6 +132,12 @@ fn set(ctx: &Context, key: ConfigKey, value: String) -> anyhow::Result<()> {
         value
     };
     let written = config::set(ctx.global(), &[(key, &value)])?;
+    // `default_profile` sits above the profiles and names one: that one is the
+    // profile of the answer, not the one this command ran with.
+    let profile = match key {
+        ConfigKey::DefaultProfile => value.clone(),
+        ConfigKey::ApiKey | ConfigKey::BaseUrl => written.profile,
+    };
     let shown = match key {
         ConfigKey::ApiKey => config::shown_key(&value),
         _ => value,
@@ -140,13 +146,13 @@ fn set(ctx: &Context, key: ConfigKey, value: String) -> anyhow::Result<()> {
     let value = json!({
         "key": name,
         "value": shown,
-        "profile": written.profile,
+        "profile": profile,
         "configFile": written.config_file,
     });
     ctx.out.emit(&value, |_, w| {
         let place = match key {
             ConfigKey::DefaultProfile => String::new(),
-            _ => format!(" in profile `{}`", written.profile),
+            _ => format!(" in profile `{profile}`"),
         };
         writeln!(
             w,

@@ -7,6 +7,7 @@ use mediagen::{FileContentType, UploadedFile};
 
 use super::context::Context;
 use crate::cli::files::FilesCommand;
+use crate::error::{Exit, Failure};
 use crate::output::{self, DIM, Output};
 
 /// Uploads `path` with a progress bar on stderr.
@@ -17,12 +18,27 @@ pub async fn upload(
 ) -> anyhow::Result<UploadedFile> {
     let bar = ctx.out.bytes_bar(&format!("uploading {}", path.display()));
     let mut upload = ctx.client().await?.files().upload(path);
+    let guessed = content_type.is_none();
     if let Some(content_type) = content_type {
         upload = upload.content_type(content_type);
     }
     let uploaded = upload
         .on_progress(Output::track(&bar))
         .await
+        .map_err(|err| match err {
+            // Without a type, the SDK takes it from the extension, and knows only the
+            // service's own types.
+            mediagen::Error::InvalidRequest(_) if guessed => Failure::new(
+                Exit::Usage,
+                "INVALID_REQUEST",
+                "the type of the file cannot be told from its extension",
+            )
+            .fact(format!("allowed: {}", FileContentType::KNOWN.join(", ")))
+            .detail("allowedValues", FileContentType::KNOWN)
+            .hint("pass --content-type with one of those types")
+            .into(),
+            other => anyhow::Error::new(other),
+        })
         .with_context(|| format!("while uploading {}", path.display()))?;
     bar.finish_and_clear();
     Ok(uploaded)

@@ -192,9 +192,9 @@ async fn get(ctx: &Context, args: GetArgs) -> anyhow::Result<()> {
         return follow(ctx, args.id, &args.wait, None).await;
     }
     let generation = ctx.client().await?.generations().get(args.id).await?;
-    ctx.out.emit(&generation, |out, w| {
-        describe(out, w, &generation, None, &[])
-    })
+    let seen = Seen::new(ctx);
+    ctx.out
+        .emit(&generation, |out, w| describe(out, w, &generation, &seen))
 }
 
 /// Waits for the end of a generation with a spinner, downloads its results when
@@ -216,6 +216,7 @@ async fn follow(
     if let Some(started) = started.filter(|_| !ctx.out.is_json()) {
         ctx.out.note(started);
     }
+    let began = std::time::Instant::now();
     let spinner = ctx.out.spinner();
     spinner.set_message(format!("waiting for {id}"));
     let plain_progress = !ctx.out.draws_progress() && !ctx.out.is_json();
@@ -270,6 +271,7 @@ async fn follow(
         }
     };
     spinner.finish_and_clear();
+    let waited = began.elapsed();
     let generation = match ended {
         Ok(generation) => generation,
         Err(err) => {
@@ -300,8 +302,14 @@ async fn follow(
     if args.output.is_some() {
         value["files"] = json!(files);
     }
+    let seen = Seen {
+        key,
+        files: &files,
+        waited: Some(waited),
+        ..Seen::new(ctx)
+    };
     ctx.out
-        .emit(&value, |out, w| describe(out, w, &generation, key, &files))
+        .emit(&value, |out, w| describe(out, w, &generation, &seen))
 }
 
 /// Downloads each result into `dir` with a progress bar; the paths written.
@@ -330,13 +338,37 @@ async fn download(
     Ok(paths)
 }
 
-/// A generation for people: its fields, its results and the files written.
+/// What a command knows of a generation beyond its record.
+struct Seen<'a> {
+    /// The `Idempotency-Key` of the create this command made.
+    key: Option<&'a str>,
+    /// The results saved.
+    files: &'a [PathBuf],
+    /// How long this command waited for the end, in real time.
+    waited: Option<std::time::Duration>,
+    /// Whether it lives in the embedded mock, whose URLs end with the command.
+    embedded: bool,
+}
+
+impl Seen<'_> {
+    fn new(ctx: &Context) -> Self {
+        Self {
+            key: None,
+            files: &[],
+            waited: None,
+            embedded: ctx.global().mock,
+        }
+    }
+}
+
+/// A generation for people: its fields, its results and the files written. A
+/// duration is real time, measured here: the service's times are told as times,
+/// since a mock's clock may run faster than the wall's.
 fn describe(
     out: &Output,
     w: &mut dyn Write,
     generation: &Generation,
-    key: Option<&str>,
-    files: &[PathBuf],
+    seen: &Seen,
 ) -> std::io::Result<()> {
     let mut pairs = vec![
         ("id", generation.id.to_string()),
@@ -351,9 +383,11 @@ fn describe(
             output::or_absent(generation.created_at.as_ref(), output::time),
         ),
     ];
-    if let (Some(started), Some(finished)) = (generation.started_at, generation.finished_at) {
-        let took = (finished - started).to_std().unwrap_or_default();
-        pairs.push(("took", format!("{:.1} s", took.as_secs_f64())));
+    if let Some(finished) = &generation.finished_at {
+        pairs.push(("finished", output::time(finished)));
+    }
+    if let Some(waited) = seen.waited {
+        pairs.push(("waited", output::seconds(waited.as_secs_f64())));
     }
     if let Some(prompt) = &generation.prompt {
         pairs.push(("prompt", prompt.clone()));
@@ -362,14 +396,22 @@ fn describe(
         let message = generation.error_message.clone().unwrap_or_default();
         pairs.push(("error", format!("{code}: {message}")));
     }
-    if let Some(key) = key {
+    if let Some(key) = seen.key {
         pairs.push(("idempotency key", key.to_owned()));
     }
     output::fields(out, w, &pairs)?;
-    for url in &generation.output_urls {
-        writeln!(w, "{}", out.paint(GREEN, url))?;
+    if seen.embedded {
+        // The embedded mock, and every URL it gave, ends with this command.
+        if seen.files.is_empty() && !generation.output_urls.is_empty() {
+            let note = "the results ended with the embedded mock: --output DIR saves them";
+            writeln!(w, "{}", out.paint(DIM, note))?;
+        }
+    } else {
+        for url in &generation.output_urls {
+            writeln!(w, "{}", out.paint(GREEN, url))?;
+        }
     }
-    for file in files {
+    for file in seen.files {
         writeln!(w, "saved {}", file.display())?;
     }
     Ok(())
@@ -426,9 +468,9 @@ async fn cancel(ctx: &Context, id: Uuid) -> anyhow::Result<()> {
         .cancel(id)
         .await
         .with_context(|| format!("while cancelling {id}"))?;
-    ctx.out.emit(&generation, |out, w| {
-        describe(out, w, &generation, None, &[])
-    })
+    let seen = Seen::new(ctx);
+    ctx.out
+        .emit(&generation, |out, w| describe(out, w, &generation, &seen))
 }
 
 /// At most `max` characters, with an ellipsis when cut.

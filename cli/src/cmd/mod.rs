@@ -10,6 +10,7 @@ mod files;
 mod generations;
 mod mock;
 mod models;
+mod requisites;
 mod webhooks;
 
 use clap::CommandFactory;

@@ -145,9 +145,11 @@ fn price(pricing: &mediagen::types::ModelPricing) -> String {
     format!("{} per {unit}", output::rub(pricing.base_rub))
 }
 
-/// `45 s`, or absent.
+/// `45 s`, `0.3 s`, or absent. The catalogue tells real seconds (a mock whose clock
+/// runs faster tells them shorter), so a model that takes under a second is shown
+/// in tenths rather than as `0 s`.
 fn typical_time(seconds: Option<f64>) -> String {
-    output::or_absent(seconds, |s| format!("{s:.0} s"))
+    output::or_absent(seconds, output::seconds)
 }
 
 /// A JSON value as text: strings without quotes.

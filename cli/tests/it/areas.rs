@@ -190,3 +190,29 @@ async fn files_upload_sends_a_type_it_does_not_know_and_the_service_refuses_it_a
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     assert_eq!(envelope(&output)["code"], "VALIDATION_ERROR");
 }
+
+#[tokio::test]
+async fn files_upload_names_the_types_when_neither_the_extension_nor_the_service_takes_one() {
+    let setup = Setup::new().await;
+    let path = scratch("untold-type").join("notes.txt");
+    std::fs::write(&path, b"plain text").unwrap();
+    let path = path.to_str().unwrap();
+    let untold = run(setup.cmd(&["files", "upload", path])).await;
+    assert_eq!(untold.status.code(), Some(2), "{}", text(&untold.stderr));
+    assert_eq!(
+        envelope(&untold)["details"]["allowedValues"][0],
+        "image/png"
+    );
+    assert!(
+        text(&untold.stderr).contains("(allowed: image/png, image/jpeg"),
+        "{}",
+        text(&untold.stderr)
+    );
+    let refused = run(setup.cmd(&["files", "upload", path, "--content-type", "text/plain"])).await;
+    let told = text(&refused.stderr);
+    assert!(
+        told.contains("/contentType: must be one of image/png, image/jpeg")
+            && told.contains("hint: pass --content-type with one of those types"),
+        "{told}"
+    );
+}

@@ -7,22 +7,40 @@ use crate::{Background, Setup, bare, run, scratch, text};
 async fn mock_flag_runs_the_main_job_with_no_account() {
     let dir = scratch("embedded-mock");
     let out = dir.join("out");
-    let output = run(bare(&[
-        "--mock",
-        "generate",
-        "--wait",
-        "-m",
-        "flux-schnell",
-        "a lighthouse at dusk",
-        "--output",
-        out.to_str().unwrap(),
-    ]))
-    .await;
+    // The README's quick start, for a script and for people.
+    let quick_start = |format: &'static str| {
+        bare(&[
+            "--mock",
+            "--format",
+            format,
+            "generate",
+            "--wait",
+            "-m",
+            "flux-schnell",
+            "a lighthouse at dusk",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+    };
+    let output = run(quick_start("json")).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
     let done: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(done["status"], "SUCCEEDED");
     let saved = std::fs::read_dir(&out).unwrap().count();
     assert_eq!(saved, 1);
+
+    // For people: the saved file, and no URL of a mock that ended with the command.
+    let output = run(quick_start("human")).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains(&format!("saved {}", out.display())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("http://"),
+        "a URL that no longer answers: {shown}"
+    );
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod api;
 mod areas;
 mod batch;
 mod conventions;
+mod documented;
 mod exit_codes;
 mod generate;
 mod golden;

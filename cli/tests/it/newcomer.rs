@@ -85,6 +85,7 @@ async fn each_error_of_the_first_hour_is_said_once_with_the_hint_that_fits() {
                 "generation.started",
             ]),
         ),
+        (&setup, human(&["invoices", "create", "25000"])),
         (&setup, human(&["list", "--status", "BOGUS"])),
         (&setup, human(&["api", "GET", "/v1/nothing"])),
         (&setup, human(&["get", "123"])),
@@ -399,17 +400,15 @@ async fn the_mocks_help_shows_defaults_and_environment_variables_by_name() {
     assert!(help.contains("[env: MEDIAGEN_MOCK_RATE_LIMITS]"));
     assert!(!help.contains("on:  On") && !help.contains("off: Off"));
     // Defaults are told, not imposed: a config file's value still wins over them.
+    // `--config` is the mock's file, as for `mediagen-mock`; mediagen's own, named
+    // in MEDIAGEN_CONFIG, is not the mock's to read.
     let dir = scratch("mock-config-wins");
     let config = dir.join("mock.toml");
     std::fs::write(&config, "demo-balance-rub = 7.0\n").unwrap();
-    let mut mock = process(&[
-        "mock",
-        "--port",
-        "0",
-        "--mock-config",
-        config.to_str().unwrap(),
-    ]);
-    mock.env("TMPDIR", &dir);
+    let profiles = dir.join("config.toml");
+    std::fs::write(&profiles, "default_profile = \"local\"\n").unwrap();
+    let mut mock = process(&["mock", "--port", "0", "--config", config.to_str().unwrap()]);
+    mock.env("TMPDIR", &dir).env("MEDIAGEN_CONFIG", &profiles);
     let mut background = Background::spawn(mock);
     // The mock tells where it listens and its demo key on stdout.
     let stdout = background.child.stdout.take().expect("piped stdout");
@@ -428,6 +427,21 @@ async fn the_mocks_help_shows_defaults_and_environment_variables_by_name() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let balance: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(balance["availableRub"], 7.0, "{balance}");
+
+    // Without --config, MEDIAGEN_CONFIG alone does not become the mock's file.
+    let mut mock = process(&["mock", "--port", "0"]);
+    mock.env("TMPDIR", &dir).env("MEDIAGEN_CONFIG", &profiles);
+    let mut background = Background::spawn(mock);
+    let stdout = background.child.stdout.take().expect("piped stdout");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let first = lines.next_line().await.expect("read stdout");
+    assert!(
+        first
+            .as_deref()
+            .is_some_and(|line| line.contains("listening on ")),
+        "{first:?}: {:?}",
+        background.stderr.next_line().await
+    );
 }
 
 #[tokio::test]

@@ -110,6 +110,12 @@ async fn config_set_and_get_round_trip_and_keep_the_files_comments() {
         "never the secret"
     );
     assert_eq!(get("default_profile").await, "", "nothing when not set");
+    // The answer names the profile that is now the default, not the one in use.
+    let made_default = set(&["default_profile", "local"]).await;
+    assert!(made_default.status.success());
+    let answer: Value = serde_json::from_slice(&made_default.stdout).unwrap();
+    assert_eq!(answer["profile"], "local", "{answer}");
+    assert_eq!(get("default_profile").await, "local\n");
     let written = std::fs::read_to_string(&config).unwrap();
     assert!(written.contains("# kept by hand"), "{written}");
     assert!(

@@ -48,7 +48,7 @@ pub fn run(out: &Output, args: VerifyArgs) -> anyhow::Result<()> {
         }
         Err(err) => err,
     };
-    let hint = diagnose(&webhook, &args, &payload, &err);
+    let (facts, hint) = diagnose(&webhook, &args, &payload, &err);
     let code = match err {
         WebhookError::InvalidSignature => "INVALID_SIGNATURE",
         WebhookError::TimestampTooOldError | WebhookError::FutureTimestampError => {
@@ -57,69 +57,82 @@ pub fn run(out: &Output, args: VerifyArgs) -> anyhow::Result<()> {
         WebhookError::InvalidTimestamp => "INVALID_TIMESTAMP",
         _ => "INVALID_WEBHOOK",
     };
-    let mut failure = Failure::new(Exit::Other, code, format!("invalid: {err}"));
+    // The code says the delivery is invalid; the message says how.
+    let mut failure = Failure::new(Exit::Other, code, err.to_string());
+    failure.facts = facts;
     failure.hint = hint;
     Err(failure.into())
 }
 
-/// The likely cause of a failed verification, found by retrying with each usual
-/// mistake undone.
+/// What the error leaves out, and the likely cause of a failed verification as
+/// what to do, found by retrying with each usual mistake undone.
 fn diagnose(
     webhook: &Webhook,
     args: &VerifyArgs,
     payload: &[u8],
     err: &WebhookError,
-) -> Option<String> {
+) -> (Vec<String>, Option<String>) {
     let ignoring_time = |body: &[u8]| {
         webhook
             .verify_parts_ignoring_timestamp(body, &args.id, &args.timestamp, &args.signature)
             .is_ok()
     };
+    let hint = |text: &str| Some(text.to_owned());
     match err {
         WebhookError::TimestampTooOldError | WebhookError::FutureTimestampError => {
-            let skew = args.timestamp.parse::<i64>().ok().map(|ts| {
+            let mut facts = Vec::new();
+            if let Ok(timestamp) = args.timestamp.parse::<i64>() {
                 let now = args.now.unwrap_or_else(|| chrono::Utc::now().timestamp());
-                now - ts
-            });
-            let signed = if ignoring_time(payload) {
-                "the signature itself is right, "
-            } else {
-                ""
-            };
-            Some(match skew {
-                Some(skew) => format!(
-                    "{signed}but the timestamp is {} s {} the clock here (tolerance {} s): check this \
-                     machine's clock, or pass --now for a captured delivery",
+                let skew = now - timestamp;
+                facts.push(format!(
+                    "{} s {} the clock here, tolerance {} s",
                     skew.abs(),
                     if skew > 0 { "behind" } else { "ahead of" },
                     args.tolerance
-                ),
-                None => format!("{signed}but the timestamp is out of tolerance"),
-            })
+                ));
+            }
+            let clock = "check this machine's clock, or pass --now with the time of a captured \
+                         delivery";
+            if ignoring_time(payload) {
+                facts.push("the signature itself is right".to_owned());
+                (facts, hint(clock))
+            } else {
+                facts.push("the signature does not match either".to_owned());
+                let (why, signature) =
+                    diagnose(webhook, args, payload, &WebhookError::InvalidSignature);
+                facts.extend(why);
+                let then = signature.map_or_else(String::new, |what| format!("; then {what}"));
+                (facts, Some(format!("{clock}{then}")))
+            }
         }
         WebhookError::InvalidSignature => {
             let trimmed = payload.trim_ascii_end();
             if trimmed.len() != payload.len() && ignoring_time(trimmed) {
-                return Some(
-                    "the body has trailing whitespace or a newline the signed body did not have \
-                     (echo adds one): pass the raw bytes, with printf or --payload-file"
-                        .to_owned(),
+                return (
+                    vec!["the body matches without its trailing whitespace or newline".to_owned()],
+                    hint(
+                        "pass the raw bytes of the body, with printf or --payload-file (echo adds a newline)",
+                    ),
                 );
             }
-            if !args.secret.starts_with("whsec_") {
-                return Some("secrets start with whsec_: check you passed the whole secret".to_owned());
-            }
-            Some(
-                "the signature was made with another secret or over other bytes: use the current \
-                 secret (a rotation invalidates the old one at once) and the body exactly as \
-                 received, before any JSON parsing"
-                    .to_owned(),
-            )
+            let what = if args.secret.starts_with("whsec_") {
+                "use the current secret (a rotation invalidates the old one at once) and the body \
+                 exactly as received, before any JSON parsing"
+            } else {
+                "pass the whole secret, which starts with whsec_"
+            };
+            (Vec::new(), hint(what))
         }
-        WebhookError::MissingHeader(_) | WebhookError::InvalidHeader(_) => {
-            Some("pass the three headers webhook-id, webhook-timestamp and webhook-signature as received".to_owned())
-        }
-        WebhookError::InvalidTimestamp => Some("webhook-timestamp is Unix seconds, such as 1700000000".to_owned()),
-        _ => None,
+        WebhookError::MissingHeader(_) | WebhookError::InvalidHeader(_) => (
+            Vec::new(),
+            hint(
+                "pass the three headers webhook-id, webhook-timestamp and webhook-signature as received",
+            ),
+        ),
+        WebhookError::InvalidTimestamp => (
+            Vec::new(),
+            hint("pass webhook-timestamp as Unix seconds, such as 1700000000"),
+        ),
+        _ => (Vec::new(), None),
     }
 }
