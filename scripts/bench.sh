@@ -37,6 +37,10 @@ echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
 echo "== batches at the service's limits, polling and by webhook" >&2
 cargo bench -q -p mediagen --bench batch >"$logs/batch" 2>"$logs/batch.err"
+echo "== four mediagen batch processes at once on one host" >&2
+cargo bench -q -p mediagen-cli --bench batch >"$logs/processes" 2>"$logs/processes.err"
+echo "== what sharing the pace with the host's processes costs a request" >&2
+cargo bench -q -p mediagen --bench pace >"$logs/pace" 2>"$logs/pace.err"
 echo "== CLI start-up" >&2
 cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
 echo "== the mock's start-up from Node (startMock)" >&2
@@ -74,6 +78,7 @@ steady = result("e2e", "steady")
 retention = result("retention", "retention")
 worlds = result("worlds", "worlds")
 start = result("startup", "startup")
+pace = result("pace", "pace")
 node_start = result("node_startup", "node_startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
@@ -112,6 +117,14 @@ rows = [
        f"({'2N' if b['mode'] == 'polling' else 'N'} requests at 60 a minute, or 5 tasks at a time); "
        f"{b['requests_per_generation']} requests per generation; {b['rate_limited']} answered 429")
       for b in results("batch", "batch")],
+    *[(f"{p['processes']} × `mediagen batch` at once on one host, one key each, {p['count']} `{p['model']}` in all: limits on, clock ×20, "
+       + ("the pace shared by the host's processes" if p['pace'] == 'shared' else "each process on a pace of its own (`MEDIAGEN_SHARED_PACE=off`)"),
+       "`cargo bench -p mediagen-cli --bench batch`",
+       f"{p['makespan_s']} s, {p['ratio']}× the bound of all their generations, {p['bound_s']} s (2N requests at 60 a minute per address); "
+       f"{p['requests_per_generation']} requests per generation; {p['rate_limited']} answered 429")
+      for p in results("processes", "processes")],
+    ("what sharing the pace with the host's processes costs a request", "`cargo bench -p mediagen --bench pace`",
+     f"{pace['cost_us']} µs: {pace['shared_us']} µs a request to a bare local server, against {pace['own_us']} µs with the process's own pace (median of {pace['rounds']} rounds of {pace['requests']})"),
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
     ("the mock from Node: `startMock()` to the first answered request", "`node mock-server/npm/bench/startup.js` (release binary)",

@@ -650,7 +650,11 @@ fn shared_pace_from(value: Option<std::ffi::OsString>) -> Result<bool> {
     let Some(value) = value else {
         return Ok(true);
     };
-    match value.to_str().map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+    match value
+        .to_str()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
         Some("" | "on" | "1" | "true" | "yes") => Ok(true),
         Some("off" | "0" | "false" | "no") => Ok(false),
         _ => Err(Error::Config(format!(
@@ -676,7 +680,10 @@ mod tests {
         }
         let err = says("of").unwrap_err();
         assert!(matches!(err, Error::Config(_)));
-        assert!(err.to_string().contains("MEDIAGEN_SHARED_PACE=\"of\""), "{err}");
+        assert!(
+            err.to_string().contains("MEDIAGEN_SHARED_PACE=\"of\""),
+            "{err}"
+        );
     }
 
     #[test]

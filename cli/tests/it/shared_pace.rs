@@ -86,6 +86,9 @@ async fn a_shared_pace_setting_that_is_neither_on_nor_off_is_refused_by_name() {
 
     assert!(!output.status.success());
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("MEDIAGEN_SHARED_PACE=\"sometimes\""), "{stderr}");
+    assert!(
+        stderr.contains("MEDIAGEN_SHARED_PACE=\"sometimes\""),
+        "{stderr}"
+    );
     assert!(setup.mock.list_requests().is_empty());
 }

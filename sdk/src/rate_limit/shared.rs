@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -40,6 +40,10 @@ const STATE_FILE: &str = "pace-1.json";
 const SLOTS: u32 = 256;
 /// A state file this large was not written by a pace.
 const MAX_BYTES: u64 = 1 << 20;
+/// A shorter state is padded with spaces (which JSON allows) up to this many
+/// bytes rather than the file cut: cutting a file costs a request more than
+/// the rest of its bookkeeping on a journaling file system.
+const MAX_PADDING: usize = 4096;
 /// How long a process seen alive is taken to be, before its slot is looked at again.
 const SEEN_ALIVE_FOR: Duration = Duration::from_secs(1);
 /// The service's longest window is ten minutes: a reset further off than a
@@ -181,6 +185,49 @@ fn open_regular(path: &Path) -> io::Result<File> {
         }
         opened => opened,
     }
+}
+
+/// Reads the whole of `file` into `buffer`, up to [`MAX_BYTES`] and one more.
+/// Two system calls when the file is no longer than what was read last time.
+fn read_all(file: &File, buffer: &mut Vec<u8>) -> io::Result<()> {
+    let mut len = 0;
+    buffer.resize(buffer.capacity().max(4096), 0);
+    loop {
+        if len == buffer.len() {
+            buffer.resize(len * 2, 0);
+        }
+        let read = read_at(file, &mut buffer[len..], len as u64)?;
+        len += read;
+        if read == 0 || len as u64 > MAX_BYTES {
+            break;
+        }
+    }
+    buffer.truncate(len);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
+}
+
+#[cfg(unix)]
+fn write_all_at_start(file: &File, bytes: &[u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, 0)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    file.read(buffer)
+}
+
+#[cfg(not(unix))]
+fn write_all_at_start(mut file: &File, bytes: &[u8]) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(bytes)
 }
 
 /// The state file as written: one entry per service origin.
@@ -364,6 +411,8 @@ pub(super) struct Store {
     own: Counts,
     /// When the holder of each slot was last seen alive, by slot and nonce.
     seen: HashMap<(u32, u64), Instant>,
+    /// The file as last read, kept for its allocation.
+    buffer: Vec<u8>,
 }
 
 impl Store {
@@ -389,6 +438,7 @@ impl Store {
             slot,
             own: Counts::default(),
             seen: HashMap::new(),
+            buffer: Vec::new(),
         })
     }
 
@@ -398,7 +448,7 @@ impl Store {
     pub(super) fn lock(&mut self, table: &mut Table, now: Instant) -> io::Result<Session<'_>> {
         self.file.lock()?;
         let mut session = Session {
-            read: Vec::new(),
+            read: std::mem::take(&mut self.buffer),
             document: Document::new(),
             others: Vec::new(),
             others_counts: Counts::default(),
@@ -465,9 +515,8 @@ pub(super) struct Session<'a> {
 
 impl Session<'_> {
     fn load(&mut self, table: &mut Table) -> io::Result<()> {
-        let mut file = &self.store.file;
-        file.seek(SeekFrom::Start(0))?;
-        file.take(MAX_BYTES).read_to_end(&mut self.read)?;
+        let file = &self.store.file;
+        read_all(file, &mut self.read)?;
         let mut entry = match parse(&self.read, self.now) {
             Ok(mut document) => {
                 let entry = document
@@ -540,12 +589,17 @@ impl Session<'_> {
         let mut document = std::mem::replace(&mut self.document, Document::new());
         document.origins.insert(self.store.origin.clone(), entry);
         self.prune(&mut document);
-        let bytes = serde_json::to_vec(&document).map_err(io::Error::other)?;
+        let mut bytes = serde_json::to_vec(&document).map_err(io::Error::other)?;
+        let shorter_by = self.read.len().saturating_sub(bytes.len());
+        if shorter_by <= MAX_PADDING {
+            bytes.resize(bytes.len() + shorter_by, b' ');
+        }
         if bytes != self.read {
-            let mut file = &self.store.file;
-            file.seek(SeekFrom::Start(0))?;
-            file.write_all(&bytes)?;
-            file.set_len(bytes.len() as u64)?;
+            let file = &self.store.file;
+            write_all_at_start(file, &bytes)?;
+            if bytes.len() < self.read.len() {
+                file.set_len(bytes.len() as u64)?;
+            }
         }
         Ok(())
     }
@@ -585,11 +639,13 @@ impl Drop for Session<'_> {
     fn drop(&mut self) {
         // Closing the file would unlock it too; the file stays open for the next request.
         let _ = self.store.file.unlock();
+        self.store.buffer = std::mem::take(&mut self.read);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
     use std::sync::Arc;
 
     use super::*;
@@ -748,7 +804,10 @@ mod tests {
             used_up("another-program/3", "").into_bytes(),
             used_up(FORMAT, r#","color":"red""#).into_bytes(),
             used_up(FORMAT, "")
-                .replace(&in_50_s.to_string(), &(wall + 86_400_000_000_000 * 365).to_string())
+                .replace(
+                    &in_50_s.to_string(),
+                    &(wall + 86_400_000_000_000 * 365).to_string(),
+                )
                 .into_bytes(),
         ];
         for content in untrusted {
@@ -760,7 +819,12 @@ mod tests {
             let permit = pacer.acquire(general(), &Frozen(now), LONG).await;
 
             let written: serde_json::Value = serde_json::from_str(&state_file(dir.path())).unwrap();
-            assert_eq!(written["format"], FORMAT, "{}", String::from_utf8_lossy(&content));
+            assert_eq!(
+                written["format"],
+                FORMAT,
+                "{}",
+                String::from_utf8_lossy(&content)
+            );
             drop(permit);
         }
         // Trusted, the same window holds it back.
@@ -779,7 +843,9 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, dir.path().join(STATE_FILE)).unwrap();
 
         let pacer = process(dir.path());
-        let permit = pacer.acquire(general(), &Frozen(Instant::now()), LONG).await;
+        let permit = pacer
+            .acquire(general(), &Frozen(Instant::now()), LONG)
+            .await;
 
         assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "someone's file");
         let meta = fs::symlink_metadata(dir.path().join(STATE_FILE)).unwrap();
