@@ -117,14 +117,21 @@ rows = [
        f"({'2N' if b['mode'] == 'polling' else 'N'} requests at 60 a minute, or 5 tasks at a time); "
        f"{b['requests_per_generation']} requests per generation; {b['rate_limited']} answered 429")
       for b in results("batch", "batch")],
-    *[(f"{p['processes']} × `mediagen batch` at once on one host, one key each, {p['count']} `{p['model']}` in all: limits on, clock ×20, "
-       + ("the pace shared by the host's processes" if p['pace'] == 'shared' else "each process on a pace of its own (`MEDIAGEN_SHARED_PACE=off`)"),
+    *[(("one `mediagen batch`" if p['processes'] == '1' else f"{p['processes']} × `mediagen batch` at once on one host, one key each")
+       + f", {p['count']} `{p['model']}` in all: limits on, clock ×20"
+       + ("" if p['processes'] == '1' else ", the pace shared by the host's processes" if p['pace'] == 'shared'
+          else ", each process on a pace of its own (`MEDIAGEN_SHARED_PACE=off`)"),
        "`cargo bench -p mediagen-cli --bench batch`",
        f"{p['makespan_s']} s, {p['ratio']}× the bound of all their generations, {p['bound_s']} s (2N requests at 60 a minute per address); "
        f"{p['requests_per_generation']} requests per generation; {p['rate_limited']} answered 429")
       for p in results("processes", "processes")],
     ("what sharing the pace with the host's processes costs a request", "`cargo bench -p mediagen --bench pace`",
-     f"{pace['cost_us']} µs: {pace['shared_us']} µs a request to a bare local server, against {pace['own_us']} µs with the process's own pace (median of {pace['rounds']} rounds of {pace['requests']})"),
+     "; ".join(f"state file {where}: +{pace.get(f'{name}_cpu_cost_us', 'n/a')} µs on a CPU, "
+               f"+{pace[f'{name}_cost_us']} µs of wall time"
+               for name, where in (("memory", "in memory (tmpfs, as `$XDG_RUNTIME_DIR`)"), ("disk", "on disk (as the cache directory)"))
+               if f"{name}_cost_us" in pace)
+     + f"; against {pace.get('own_cpu_us', 'n/a')} µs on a CPU and {pace['own_us']} µs of wall time a request to a bare local server with the process's own pace "
+       f"(medians of {pace['rounds']} rounds of {int(pace['requests']):,})"),
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
     ("the mock from Node: `startMock()` to the first answered request", "`node mock-server/npm/bench/startup.js` (release binary)",

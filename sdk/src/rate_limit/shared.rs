@@ -462,8 +462,13 @@ impl Store {
     /// Whether the process of `owner` lives; looked at again once a second.
     fn alive(&mut self, owner: &Owner, now: Instant) -> bool {
         if owner.slot == self.slot.index {
-            // Not this process: a dead one that held the slot before it.
+            // This process, or a dead one that held the slot before it.
             return owner.nonce == self.slot.nonce;
+        }
+        if self.seen.len() > 64 {
+            // Those that left since are not looked for again.
+            self.seen
+                .retain(|_, at| now.saturating_duration_since(*at) < SEEN_ALIVE_FOR);
         }
         let key = (owner.slot, owner.nonce);
         if self
