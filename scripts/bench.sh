@@ -37,6 +37,10 @@ echo "== end to end: a burst, then a steady rate of half of it" >&2
 cargo bench -q -p mediagen --bench e2e >"$logs/e2e" 2>"$logs/e2e.err"
 echo "== batches at the service's limits, polling and by webhook" >&2
 cargo bench -q -p mediagen --bench batch >"$logs/batch" 2>"$logs/batch.err"
+echo "== four mediagen batch processes at once on one host" >&2
+cargo bench -q -p mediagen-cli --bench batch >"$logs/processes" 2>"$logs/processes.err"
+echo "== what sharing the pace with the host's processes costs a request" >&2
+cargo bench -q -p mediagen --bench pace >"$logs/pace" 2>"$logs/pace.err"
 echo "== CLI start-up" >&2
 cargo bench -q -p mediagen-cli --bench startup >"$logs/startup" 2>"$logs/startup.err"
 echo "== the mock's start-up from Node (startMock)" >&2
@@ -74,6 +78,7 @@ steady = result("e2e", "steady")
 retention = result("retention", "retention")
 worlds = result("worlds", "worlds")
 start = result("startup", "startup")
+pace = result("pace", "pace")
 node_start = result("node_startup", "node_startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
@@ -112,6 +117,21 @@ rows = [
        f"({'2N' if b['mode'] == 'polling' else 'N'} requests at 60 a minute, or 5 tasks at a time); "
        f"{b['requests_per_generation']} requests per generation; {b['rate_limited']} answered 429")
       for b in results("batch", "batch")],
+    *[(("one `mediagen batch`" if p['processes'] == '1' else f"{p['processes']} × `mediagen batch` at once on one host, one key each")
+       + f", {p['count']} `{p['model']}` in all: limits on, clock ×20"
+       + ("" if p['processes'] == '1' else ", the pace shared by the host's processes" if p['pace'] == 'shared'
+          else ", each process on a pace of its own (`MEDIAGEN_SHARED_PACE=off`)"),
+       "`cargo bench -p mediagen-cli --bench batch`",
+       f"{p['makespan_s']} s, {p['ratio']}× the bound of all their generations, {p['bound_s']} s (2N requests at 60 a minute per address); "
+       f"{p['requests_per_generation']} requests per generation; {p['rate_limited']} answered 429")
+      for p in results("processes", "processes")],
+    ("what sharing the pace with the host's processes costs a request", "`cargo bench -p mediagen --bench pace`",
+     "; ".join(f"state file {where}: +{pace.get(f'{name}_cpu_cost_us', 'n/a')} µs on a CPU, "
+               f"+{pace[f'{name}_cost_us']} µs of wall time"
+               for name, where in (("memory", "in memory (tmpfs, as `$XDG_RUNTIME_DIR`)"), ("disk", "on disk (as the cache directory)"))
+               if f"{name}_cost_us" in pace)
+     + f"; against {pace.get('own_cpu_us', 'n/a')} µs on a CPU and {pace['own_us']} µs of wall time a request to a bare local server with the process's own pace "
+       f"(medians of {pace['rounds']} rounds of {int(pace['requests']):,})"),
     ("CLI start-up (`mediagen --version`)", "`cargo bench -p mediagen-cli --bench startup`",
      f"{start['version_ms']} ms (starting any process: {start['true_ms']} ms); `generate --help` {start['help_ms']} ms; `--mock models` {start['mock_models_ms']} ms"),
     ("the mock from Node: `startMock()` to the first answered request", "`node mock-server/npm/bench/startup.js` (release binary)",

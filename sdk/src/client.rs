@@ -1,6 +1,7 @@
 //! The client and its builder.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use crate::generated;
 use crate::host::Host;
 use crate::limits::{LimitScope, RateLimit};
 use crate::options::RequestOptions;
+use crate::rate_limit::default_dir;
 use crate::retry::RetryPolicy;
 use crate::transport::{Http, Shared, Transport};
 use crate::types;
@@ -23,6 +25,13 @@ pub const ENV_API_KEY: &str = "MEDIAGEN_API_KEY";
 /// The variable [`Client::from_env`] reads the base URL from. There is no default:
 /// the service document names no host, and the key goes only where it is told.
 pub const ENV_BASE_URL: &str = "MEDIAGEN_BASE_URL";
+
+/// The variable that keeps each process to a pace of its own: `off` (or `0`,
+/// `false`, `no`) where the processes of the host leave by several addresses,
+/// or for a test that wants its own pace; `on` (the default), `1`, `true` or
+/// `yes` share it. [`ClientBuilder::shared_pace`] wins over it, and any other
+/// value fails [`ClientBuilder::build`].
+pub const ENV_SHARED_PACE: &str = "MEDIAGEN_SHARED_PACE";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -306,6 +315,9 @@ pub struct ClientBuilder {
     /// Whether `clock` was given: the real clock is the process's own.
     own_clock: bool,
     pacing: bool,
+    /// `None`: as [`ENV_SHARED_PACE`] says.
+    shared_pace: Option<bool>,
+    shared_pace_dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -320,6 +332,8 @@ impl fmt::Debug for ClientBuilder {
             .field("custom_http_client", &self.http.is_some())
             .field("clock", &self.clock)
             .field("pacing", &self.pacing)
+            .field("shared_pace", &self.shared_pace)
+            .field("shared_pace_dir", &self.shared_pace_dir)
             .finish()
     }
 }
@@ -337,6 +351,8 @@ impl Default for ClientBuilder {
             clock: Arc::new(TokioClock),
             own_clock: false,
             pacing: true,
+            shared_pace: None,
+            shared_pace_dir: None,
         }
     }
 }
@@ -478,6 +494,45 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether the pace is shared with the other processes of this host
+    /// (default on, unless [`ENV_SHARED_PACE`] says `off`).
+    ///
+    /// The service counts its general limit per IP address, so every process
+    /// behind one address draws on one window: each request a client counts,
+    /// and what each answer's `x-ratelimit-*` headers or a 429 teach it, holds
+    /// back the clients of every other process of the host too. They meet
+    /// through a small state file in the user's runtime directory
+    /// (`$XDG_RUNTIME_DIR/mediagen`, else the user's cache directory's
+    /// `mediagen`), under a lock the OS drops with its process; where that
+    /// directory cannot be written, the client keeps a pace of its own and
+    /// says so at debug level. Off, the pace is shared by the clients of this
+    /// process only: for a host whose processes leave by several addresses, or
+    /// a test that wants its own pace. A client with a [`clock`](Self::clock)
+    /// of its own or with [`pacing`](Self::pacing) off never shares its pace.
+    ///
+    /// ```
+    /// let builder = mediagen::Client::builder().shared_pace(false);
+    /// # drop(builder);
+    /// ```
+    pub fn shared_pace(mut self, on: bool) -> Self {
+        self.shared_pace = Some(on);
+        self
+    }
+
+    /// The directory of the state file through which the processes of this
+    /// host share their pace, in place of the runtime directory: for a test
+    /// with a pace of its own, or a group of programs that share one.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("thumbnailer-pace");
+    /// let builder = mediagen::Client::builder().shared_pace_dir(dir);
+    /// # drop(builder);
+    /// ```
+    pub fn shared_pace_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.shared_pace_dir = Some(dir.into());
+        self
+    }
+
     /// Builds the client.
     ///
     /// Fails when there is no base URL or it is not an http(s) URL, the key is not
@@ -508,6 +563,10 @@ impl ClientBuilder {
             )));
         }
         let base_url = url.as_str().trim_end_matches('/').to_owned();
+        let shared_pace = match self.shared_pace {
+            Some(on) => on,
+            None => shared_pace_from(std::env::var_os(ENV_SHARED_PACE))?,
+        };
         let authorization = match self.api_key.as_deref().map(str::trim) {
             None => None,
             Some("") => return Err(Error::Config("the API key is empty".into())),
@@ -542,9 +601,13 @@ impl ClientBuilder {
                 timeout: self.timeout,
                 retry: self.retry,
                 // One host for every paced client of this service on the real
-                // clock: they share the address's limit (see `host.rs`).
+                // clock: they share the address's limit (see `host.rs`), with
+                // the other processes of the host too unless told otherwise.
                 host: if self.pacing && !self.own_clock {
-                    Host::shared(&base_url)
+                    let pace_dir = shared_pace
+                        .then(|| self.shared_pace_dir.or_else(default_dir))
+                        .flatten();
+                    Host::shared(&base_url, pace_dir.as_deref())
                 } else {
                     Host::private(self.pacing)
                 },
@@ -582,9 +645,46 @@ impl ClientBuilder {
     }
 }
 
+/// What [`ENV_SHARED_PACE`] says: shared unless it says off.
+fn shared_pace_from(value: Option<std::ffi::OsString>) -> Result<bool> {
+    let Some(value) = value else {
+        return Ok(true);
+    };
+    match value
+        .to_str()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("" | "on" | "1" | "true" | "yes") => Ok(true),
+        Some("off" | "0" | "false" | "no") => Ok(false),
+        _ => Err(Error::Config(format!(
+            "{ENV_SHARED_PACE}={value:?}: say on or off (whether the pace is shared with the \
+             other processes of this host)"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shared_pace_variable_says_on_or_off_and_nothing_else() {
+        let says = |value: &str| shared_pace_from(Some(value.into()));
+        assert!(shared_pace_from(None).unwrap());
+        for on in ["on", "1", "true", "YES", ""] {
+            assert!(says(on).unwrap(), "{on}");
+        }
+        for off in ["off", "0", "false", "No", " off "] {
+            assert!(!says(off).unwrap(), "{off}");
+        }
+        let err = says("of").unwrap_err();
+        assert!(matches!(err, Error::Config(_)));
+        assert!(
+            err.to_string().contains("MEDIAGEN_SHARED_PACE=\"of\""),
+            "{err}"
+        );
+    }
 
     #[test]
     fn from_env_needs_both_the_base_url_and_the_key() {

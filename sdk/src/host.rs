@@ -6,11 +6,14 @@
 //! real clock shares one pacer, and with it what the `x-ratelimit-*` headers
 //! of each answer say, which also counts the requests of other processes
 //! behind the address. The typical times of the models are shared the same way.
+//! The pacer itself is shared with the other processes of the host through a
+//! state file (`rate_limit/shared.rs`), unless the client opts out.
 //!
 //! A client on a clock of its own (a test's, a simulation's) or with pacing
 //! off keeps a host of its own: its time is not the process's.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use crate::rate_limit::Pacer;
@@ -24,30 +27,37 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    fn new(pacing: bool) -> Self {
+    fn new(pacer: Pacer) -> Self {
         Self {
-            pacer: Arc::new(Pacer::new(pacing)),
+            pacer: Arc::new(pacer),
             timing: Timing::default(),
         }
     }
 
     /// The host every paced client of `origin` on the real clock shares; it
-    /// lives as long as one of them does.
-    pub(crate) fn shared(origin: &str) -> Arc<Self> {
-        static HOSTS: LazyLock<Mutex<HashMap<String, Weak<Host>>>> = LazyLock::new(Mutex::default);
+    /// lives as long as one of them does. Its pace is shared with the other
+    /// processes of the host through `pace_dir`, or is this process's own.
+    pub(crate) fn shared(origin: &str, pace_dir: Option<&Path>) -> Arc<Self> {
+        type Key = (String, Option<PathBuf>);
+        static HOSTS: LazyLock<Mutex<HashMap<Key, Weak<Host>>>> = LazyLock::new(Mutex::default);
         let mut hosts = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
         hosts.retain(|_, host| host.strong_count() > 0);
-        if let Some(host) = hosts.get(origin).and_then(Weak::upgrade) {
+        let key = (origin.to_owned(), pace_dir.map(Path::to_owned));
+        if let Some(host) = hosts.get(&key).and_then(Weak::upgrade) {
             return host;
         }
-        let host = Arc::new(Self::new(true));
-        hosts.insert(origin.to_owned(), Arc::downgrade(&host));
+        let pacer = match pace_dir {
+            Some(dir) => Pacer::shared(dir, origin),
+            None => Pacer::new(true),
+        };
+        let host = Arc::new(Self::new(pacer));
+        hosts.insert(key, Arc::downgrade(&host));
         host
     }
 
     /// A host of one client's own.
     pub(crate) fn private(pacing: bool) -> Arc<Self> {
-        Arc::new(Self::new(pacing))
+        Arc::new(Self::new(Pacer::new(pacing)))
     }
 }
 
@@ -57,11 +67,21 @@ mod tests {
 
     #[test]
     fn clients_of_one_service_share_its_host_and_others_do_not() {
-        let a = Host::shared("http://127.0.0.1:9101");
-        let b = Host::shared("http://127.0.0.1:9101");
-        let other = Host::shared("http://127.0.0.1:9102");
+        let a = Host::shared("http://127.0.0.1:9101", None);
+        let b = Host::shared("http://127.0.0.1:9101", None);
+        let other = Host::shared("http://127.0.0.1:9102", None);
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &other));
         assert!(!Arc::ptr_eq(&a, &Host::private(true)));
+    }
+
+    #[test]
+    fn clients_sharing_their_pace_elsewhere_have_a_host_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = Host::shared("http://127.0.0.1:9103", None);
+        let a = Host::shared("http://127.0.0.1:9103", Some(dir.path()));
+        let b = Host::shared("http://127.0.0.1:9103", Some(dir.path()));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &process));
     }
 }

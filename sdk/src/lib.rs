@@ -43,7 +43,7 @@ pub use areas::files::{Upload, output_paths};
 pub use areas::webhooks::{WebhookEndpointRequest, WebhookEndpointUpdate};
 pub use batch::{Batch, BatchEvent, BatchOutcome, BatchProgress};
 pub use call::Call;
-pub use client::{Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL};
+pub use client::{Client, ClientBuilder, ENV_API_KEY, ENV_BASE_URL, ENV_SHARED_PACE};
 pub use clock::{Clock, Sleep, TokioClock};
 pub use download::{Download, DownloadBytes, DownloadTo};
 pub use error::{ApiError, Error, ErrorCode, ErrorKind, FieldError, Result};

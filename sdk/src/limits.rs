@@ -96,6 +96,32 @@ impl LimitScope {
             _ => Duration::from_secs(60),
         }
     }
+
+    /// Every limit, in the order of the document.
+    pub(crate) const ALL: [Self; 5] = [
+        Self::General,
+        Self::Files,
+        Self::MagicLink,
+        Self::InvoiceDocuments,
+        Self::Topup,
+    ];
+
+    /// The limit's name where a file written by one version of the SDK is read
+    /// by another: the shared pace's state file (`rate_limit/shared.rs`).
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Self::General => "general",
+            Self::Files => "files",
+            Self::MagicLink => "magic_link",
+            Self::InvoiceDocuments => "invoice_documents",
+            Self::Topup => "topup",
+        }
+    }
+
+    /// The limit a [`key`](Self::key) names.
+    pub(crate) fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.key() == key)
+    }
 }
 
 pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

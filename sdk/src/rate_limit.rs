@@ -7,10 +7,15 @@
 //! sends, and holds a request back until the window resets rather than spend one
 //! on a 429. Waiting generations also space their polls from `remaining` and
 //! `reset` (see [`Pacer::poll_floor`]).
+//!
+//! Rule 1 counts the general limit per IP address, so what the pacer knows is
+//! shared with the other processes of the host when it can be (`shared.rs`).
+
+mod shared;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::HeaderMap;
@@ -18,8 +23,10 @@ use http::HeaderMap;
 use crate::clock::Clock;
 use crate::limits::{LimitScope, RateLimit};
 
+pub(crate) use self::shared::default_dir;
+
 /// What the client knows of one limit's current window.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Window {
     scope: LimitScope,
     limit: u32,
@@ -110,13 +117,35 @@ impl Window {
     }
 }
 
+/// What a pace knows of the service's limits.
+#[derive(Debug, Default)]
+struct Table {
+    windows: HashMap<LimitScope, Window>,
+    /// Generations being awaited by every client sharing the pace.
+    waiters: u32,
+}
+
+impl Table {
+    fn window(&mut self, scope: LimitScope) -> &mut Window {
+        self.windows
+            .entry(scope)
+            .or_insert_with(|| Window::new(scope))
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    table: Table,
+    /// The host's state file, while the pace is shared with other processes.
+    shared: Option<shared::Store>,
+}
+
 /// Keeps the client inside the service's limits; shared by every clone of a client.
 #[derive(Debug)]
 pub(crate) struct Pacer {
     enabled: bool,
-    windows: Mutex<HashMap<LimitScope, Window>>,
+    state: Mutex<State>,
     last: Mutex<Option<RateLimit>>,
-    waiters: AtomicUsize,
 }
 
 /// A request counted against its limits; answer it with [`Pacer::answered`].
@@ -151,17 +180,57 @@ impl Scopes {
 }
 
 impl Pacer {
+    /// A pace of this process's own.
     pub(crate) fn new(enabled: bool) -> Self {
+        Self::with_store(enabled, None)
+    }
+
+    /// A pace shared with every process of the host that keeps its state for
+    /// `origin` in `dir`; this process's own when `dir` cannot hold it.
+    pub(crate) fn shared(dir: &Path, origin: &str) -> Self {
+        let store = shared::Store::open(dir, origin)
+            .inspect_err(|err| {
+                tracing::debug!(
+                    dir = %dir.display(),
+                    error = %err,
+                    "the pace is this process's own: the directory cannot hold a shared one"
+                );
+            })
+            .ok();
+        Self::with_store(true, store)
+    }
+
+    fn with_store(enabled: bool, shared: Option<shared::Store>) -> Self {
         Self {
             enabled,
-            windows: Mutex::new(HashMap::new()),
+            state: Mutex::new(State {
+                table: Table::default(),
+                shared,
+            }),
             last: Mutex::new(None),
-            waiters: AtomicUsize::new(0),
         }
     }
 
-    fn windows(&self) -> MutexGuard<'_, HashMap<LimitScope, Window>> {
-        self.windows.lock().unwrap_or_else(|p| p.into_inner())
+    /// Runs `f` on what the pace knows: for a shared pace, as the state file
+    /// says, under its lock, and written back. A state file that fails leaves
+    /// the pace to this process for the rest of its life.
+    fn with<R>(&self, now: Instant, f: impl FnOnce(&mut Table) -> R) -> R {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let State { table, shared } = &mut *state;
+        let Some(store) = shared else {
+            return f(table);
+        };
+        let (ran, failure) = match store.lock(table, now) {
+            Ok(session) => {
+                let result = f(table);
+                (Ok(result), session.commit(table).err())
+            }
+            Err(err) => (Err(f), Some(err)),
+        };
+        if let Some(err) = failure {
+            fall_back(shared, table, &err);
+        }
+        ran.unwrap_or_else(|f| f(table))
     }
 
     /// Waits until a request counted against `scopes` can be sent, and counts it.
@@ -176,12 +245,11 @@ impl Pacer {
         max_wait: Duration,
     ) -> Permit {
         loop {
-            let wait = {
-                let now = clock.now();
-                let mut windows = self.windows();
+            let now = clock.now();
+            let held = self.with(now, |table| {
                 let mut wait = Duration::ZERO;
                 for scope in scopes.iter() {
-                    let window = windows.entry(scope).or_insert_with(|| Window::new(scope));
+                    let window = table.window(scope);
                     window.roll(now);
                     if self.enabled {
                         wait = wait.max(window.wait(now));
@@ -189,16 +257,17 @@ impl Pacer {
                 }
                 if wait.is_zero() || wait > max_wait {
                     for scope in scopes.iter() {
-                        if let Some(window) = windows.get_mut(&scope) {
-                            window.take();
-                        }
+                        table.window(scope).take();
                     }
-                    return Permit {
-                        pacer: Some(Arc::clone(self)),
-                        scopes,
-                    };
+                    return None;
                 }
-                wait
+                Some(wait)
+            });
+            let Some(wait) = held else {
+                return Permit {
+                    pacer: Some(Arc::clone(self)),
+                    scopes,
+                };
             };
             tracing::debug!(
                 delay_ms = wait.as_millis() as u64,
@@ -214,24 +283,25 @@ impl Pacer {
         permit.pacer = None;
         let seen = headers.and_then(RateLimit::from_headers);
         let reported = permit.scopes.reported();
-        let mut windows = self.windows();
-        for scope in permit.scopes.iter() {
-            if let Some(window) = windows.get_mut(&scope) {
-                window.answered(now, if scope == reported { seen } else { None });
+        self.with(now, |table| {
+            for scope in permit.scopes.iter() {
+                table
+                    .window(scope)
+                    .answered(now, if scope == reported { seen } else { None });
             }
-        }
+        });
         if seen.is_some() {
             *self.last.lock().unwrap_or_else(|p| p.into_inner()) = seen;
         }
     }
 
     fn release(&self, scopes: Scopes) {
-        let mut windows = self.windows();
-        for scope in scopes.iter() {
-            if let Some(window) = windows.get_mut(&scope) {
+        self.with(Instant::now(), |table| {
+            for scope in scopes.iter() {
+                let window = table.window(scope);
                 window.in_flight = window.in_flight.saturating_sub(1);
             }
-        }
+        });
     }
 
     /// The `x-ratelimit-*` values of the latest answer.
@@ -241,37 +311,52 @@ impl Pacer {
 
     /// The latest values of one limit.
     pub(crate) fn last_of(&self, scope: LimitScope) -> Option<RateLimit> {
-        self.windows().get(&scope).and_then(|w| w.last)
+        self.with(Instant::now(), |table| {
+            table.windows.get(&scope).and_then(|w| w.last)
+        })
     }
 
     /// Counts a generation being awaited while the guard lives.
     pub(crate) fn waiter(self: &Arc<Self>) -> WaiterGuard {
-        self.waiters.fetch_add(1, Ordering::Relaxed);
+        self.with(Instant::now(), |table| table.waiters += 1);
         WaiterGuard {
             pacer: Arc::clone(self),
         }
     }
 
     /// The shortest interval between two polls of one awaited generation that
-    /// keeps all the client's waiters inside the general limit: what is left of
-    /// the window shared out over what remains of it.
+    /// keeps all the waiters sharing the pace inside the general limit: what is
+    /// left of the window shared out over what remains of it.
     pub(crate) fn poll_floor(&self, now: Instant) -> Duration {
         if !self.enabled {
             return Duration::ZERO;
         }
-        let waiters = self.waiters.load(Ordering::Relaxed).max(1) as u32;
-        let windows = self.windows();
-        let Some(window) = windows.get(&LimitScope::General) else {
-            return Duration::ZERO;
-        };
-        let (Some(remaining), Some(reset_at)) = (window.remaining, window.reset_at) else {
-            return Duration::ZERO;
-        };
-        let left = reset_at.saturating_duration_since(now);
-        if remaining == 0 {
-            return left;
-        }
-        (left * waiters) / remaining
+        self.with(now, |table| {
+            let waiters = table.waiters.max(1);
+            let Some(window) = table.windows.get(&LimitScope::General) else {
+                return Duration::ZERO;
+            };
+            let (Some(remaining), Some(reset_at)) = (window.remaining, window.reset_at) else {
+                return Duration::ZERO;
+            };
+            let left = reset_at.saturating_duration_since(now);
+            if remaining == 0 {
+                return left;
+            }
+            (left * waiters) / remaining
+        })
+    }
+}
+
+/// Leaves the pace to this process: what it has under way stays counted, the
+/// others' is forgotten.
+fn fall_back(shared: &mut Option<shared::Store>, table: &mut Table, err: &std::io::Error) {
+    if let Some(store) = shared.take() {
+        tracing::debug!(
+            error = %err,
+            "the pace is this process's own from now on: the shared state file failed"
+        );
+        store.keep_own(table);
     }
 }
 
@@ -291,17 +376,20 @@ pub(crate) struct WaiterGuard {
 
 impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        self.pacer.waiters.fetch_sub(1, Ordering::Relaxed);
+        self.pacer.with(Instant::now(), |table| {
+            table.waiters = table.waiters.saturating_sub(1);
+        });
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::clock::Sleep;
 
+    /// A clock that never moves and never wakes a sleeper.
     #[derive(Debug)]
-    struct Frozen(Instant);
+    pub(super) struct Frozen(pub(super) Instant);
 
     impl Clock for Frozen {
         fn now(&self) -> Instant {
@@ -312,7 +400,7 @@ mod tests {
         }
     }
 
-    fn headers(limit: u32, remaining: u32, reset: u64) -> HeaderMap {
+    pub(super) fn headers(limit: u32, remaining: u32, reset: u64) -> HeaderMap {
         let mut map = HeaderMap::new();
         map.insert("x-ratelimit-limit", limit.into());
         map.insert("x-ratelimit-remaining", remaining.into());
@@ -320,10 +408,16 @@ mod tests {
         map
     }
 
-    const LONG: Duration = Duration::from_secs(60);
+    pub(super) const LONG: Duration = Duration::from_secs(60);
 
-    fn general() -> Scopes {
+    pub(super) fn general() -> Scopes {
         Scopes::of(None)
+    }
+
+    impl Pacer {
+        pub(super) fn window(&self, scope: LimitScope) -> Window {
+            self.state.lock().unwrap().table.windows[&scope].clone()
+        }
     }
 
     #[tokio::test]
@@ -333,8 +427,7 @@ mod tests {
         let pacer = Arc::new(Pacer::new(true));
         let permit = pacer.acquire(general(), &clock, LONG).await;
         pacer.answered(permit, now, Some(&headers(60, 0, 30)));
-        let windows = pacer.windows();
-        let window = &windows[&LimitScope::General];
+        let window = pacer.window(LimitScope::General);
         assert_eq!(window.wait(now), Duration::from_secs(30));
     }
 
@@ -348,7 +441,7 @@ mod tests {
         let third = pacer.acquire(general(), &clock, LONG).await;
         // The first answer says 2 remain, but two requests are still in flight.
         pacer.answered(first, now, Some(&headers(60, 2, 30)));
-        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(0));
+        assert_eq!(pacer.window(LimitScope::General).remaining, Some(0));
         drop((second, third));
     }
 
@@ -361,10 +454,10 @@ mod tests {
         let b = pacer.acquire(general(), &clock, LONG).await;
         // b's answer: 3 left, and a still in flight may not be counted yet: 2.
         pacer.answered(b, now, Some(&headers(60, 3, 30)));
-        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(2));
+        assert_eq!(pacer.window(LimitScope::General).remaining, Some(2));
         // a's answer was written earlier and says 4: it must not raise the count.
         pacer.answered(a, now, Some(&headers(60, 4, 30)));
-        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(2));
+        assert_eq!(pacer.window(LimitScope::General).remaining, Some(2));
     }
 
     #[tokio::test]
@@ -378,7 +471,7 @@ mod tests {
         let second = pacer.acquire(general(), &Frozen(later), LONG).await;
         // 0.7 s later the same window says "29": it resets by 29.7 s, not 30.
         pacer.answered(second, later, Some(&headers(60, 49, 29)));
-        let window = pacer.windows()[&LimitScope::General].reset_at;
+        let window = pacer.window(LimitScope::General).reset_at;
         assert_eq!(window, Some(later + Duration::from_secs(29)));
         // An answer of the window before, late: it tells nothing of this one
         // (its request was counted when it was sent: 48 left).
@@ -388,9 +481,9 @@ mod tests {
             later - Duration::from_secs(30),
             Some(&headers(60, 0, 1)),
         );
-        let windows = pacer.windows();
-        assert_eq!(windows[&LimitScope::General].reset_at, window);
-        assert_eq!(windows[&LimitScope::General].remaining, Some(48));
+        let general = pacer.window(LimitScope::General);
+        assert_eq!(general.reset_at, window);
+        assert_eq!(general.remaining, Some(48));
     }
 
     #[tokio::test]
@@ -401,7 +494,7 @@ mod tests {
         pacer.answered(permit, now, Some(&headers(60, 0, 10)));
         let later = now + Duration::from_secs(10);
         let permit = pacer.acquire(general(), &Frozen(later), LONG).await;
-        assert_eq!(pacer.windows()[&LimitScope::General].remaining, Some(59));
+        assert_eq!(pacer.window(LimitScope::General).remaining, Some(59));
         drop(permit);
     }
 
@@ -424,10 +517,10 @@ mod tests {
         let files = Scopes::of(Some(LimitScope::Files));
         let permit = pacer.acquire(files, &Frozen(now), LONG).await;
         pacer.answered(permit, now, Some(&headers(20, 19, 60)));
-        let windows = pacer.windows();
-        assert_eq!(windows[&LimitScope::Files].remaining, Some(19));
-        assert_eq!(windows[&LimitScope::General].remaining, None);
-        assert_eq!(windows[&LimitScope::General].in_flight, 0);
+        assert_eq!(pacer.window(LimitScope::Files).remaining, Some(19));
+        let general = pacer.window(LimitScope::General);
+        assert_eq!(general.remaining, None);
+        assert_eq!(general.in_flight, 0);
     }
 
     #[tokio::test]

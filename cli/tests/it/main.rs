@@ -15,6 +15,7 @@ mod jsonl;
 mod newcomer;
 mod profiles;
 mod promises;
+mod shared_pace;
 mod verbose;
 mod webhooks;
 
