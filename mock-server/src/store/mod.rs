@@ -61,7 +61,8 @@ pub struct NewUser {
 pub struct LoggedRequest {
     /// `x-request-id` of the answer.
     pub request_id: String,
-    /// When it arrived, on the mock's clock.
+    /// When it arrived, on the mock's clock (to the millisecond in JSON).
+    #[serde(with = "crate::wire::millis")]
     pub at: DateTime<Utc>,
     /// The HTTP method.
     pub method: String,
@@ -350,6 +351,26 @@ impl Store {
     /// Changes what answers and webhook bodies carry, from the next one on.
     pub fn set_responses(&mut self, mode: Responses) {
         self.responses = mode;
+    }
+
+    /// Takes the records of `snapshot` in place of its own, keeping its own
+    /// settings: what answers carry, the keyed-create latency, auto-pay and
+    /// the retention bounds. A snapshot brings an account's state; the
+    /// settings stay the world's (mock-server/README.md, Snapshots).
+    pub fn restore(&mut self, snapshot: Self) {
+        let settings = (
+            self.responses,
+            self.create_latency_secs,
+            self.auto_pay_secs,
+            self.retention,
+        );
+        *self = snapshot;
+        (
+            self.responses,
+            self.create_latency_secs,
+            self.auto_pay_secs,
+            self.retention,
+        ) = settings;
     }
 
     /// Seconds a keyed create takes before it is applied (0 by default).
