@@ -125,8 +125,9 @@ async fn service_middleware(
         .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    // A request the service has no route for is answered 404 and never
-    // counted by a limit: the limits are the routes' own.
+    // A request the service has no route for is answered 404, never counted
+    // or refused by a limit (the limits are the routes' own); its headers
+    // tell the general window as it stands.
     let routed = request
         .extensions()
         .get::<MatchedPath>()
@@ -144,13 +145,8 @@ async fn service_middleware(
         let fault = store.take_fault(method.as_str(), &path, user_id);
         let decision = match fault {
             Some((_, Effect::Drop)) => None,
-            _ if !routed => Some(None),
-            _ => Some(Some(store.admit(
-                method.as_str(),
-                &path,
-                &ip,
-                ctx.received_at,
-            ))),
+            _ if !routed => Some(store.rate_standing(&ip, ctx.received_at)),
+            _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
         };
         (caller, fault, decision, store.responses())
     };
@@ -191,11 +187,10 @@ async fn service_middleware(
                 .scope(ctx.clone(), async { error.into_response() })
                 .await
         }
-        _ if decision.is_none_or(|d| d.allowed) || !state.config().rate_limits => {
+        _ if decision.allowed || !state.config().rate_limits => {
             REQUEST.scope(ctx.clone(), next.run(request)).await
         }
         _ => {
-            let decision = decision.expect("only a counted request is refused");
             let error = ApiError::RateLimited {
                 message: decision.refusal_message(scale),
                 window: Some(Window {
@@ -218,9 +213,7 @@ async fn service_middleware(
     }
     let headers = response.headers_mut();
     // A route with a limit of its own per user (top-up) has set these already.
-    if let Some(decision) = decision
-        && !headers.contains_key("x-ratelimit-limit")
-    {
+    if !headers.contains_key("x-ratelimit-limit") {
         headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
         headers.insert(
             "x-ratelimit-remaining",

@@ -383,6 +383,11 @@ impl Store {
         self.create_latency_secs = secs;
     }
 
+    /// The general limit of `ip` as it stands, without counting a request.
+    pub fn rate_standing(&self, ip: &str, now: DateTime<Utc>) -> Decision {
+        self.rate.standing(ip, now)
+    }
+
     /// Counts a request of the service against the limits of `ip`.
     pub fn admit(&mut self, method: &str, path: &str, ip: &str, now: DateTime<Utc>) -> Decision {
         self.rate.admit(method, path, ip, now)
