@@ -236,7 +236,7 @@ async fn files_upload_names_the_types_when_neither_the_extension_nor_the_service
     let refused = run(setup.cmd(&["files", "upload", path, "--content-type", "text/plain"])).await;
     let told = text(&refused.stderr);
     assert!(
-        told.contains("/contentType: must be one of image/png, image/jpeg")
+        told.contains("/contentType must be one of image/png, image/jpeg")
             && told.contains("hint: pass --content-type with one of those types"),
         "{told}"
     );
