@@ -399,7 +399,10 @@ async fn the_mock_refuses_an_open_control_api_on_the_network_naming_both_options
     let said = text(&output.stderr);
     assert!(said.contains("--admin-token"), "{said}");
     assert!(said.contains("--open-control"), "{said}");
-    assert!(!text(&output.stdout).contains("listening on"), "it never listened");
+    assert!(
+        !text(&output.stdout).contains("listening on"),
+        "it never listened"
+    );
 }
 
 #[tokio::test]
