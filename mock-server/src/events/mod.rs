@@ -33,7 +33,8 @@ pub struct Event {
     /// 1 for the first event the world told (once it had a reader), then one
     /// more for each: a gap means events were missed.
     pub seq: u64,
-    /// When it happened, on the mock's clock.
+    /// When it happened, on the mock's clock (to the millisecond in JSON).
+    #[serde(with = "crate::wire::millis")]
     pub at: DateTime<Utc>,
     /// What happened, with the ids that tie it to the rest.
     #[serde(flatten)]
@@ -165,6 +166,7 @@ pub enum EventKind {
         /// The start of the receiver's answer.
         response_excerpt: Option<String>,
         /// When the next scheduled retry is due.
+        #[serde(default, with = "crate::wire::millis::option")]
         next_attempt_at: Option<DateTime<Utc>>,
         /// The message's state after the attempt.
         state: String,
@@ -207,6 +209,7 @@ pub enum EventKind {
     /// The manual clock moved (or a snapshot set it); `at` is the new time.
     Clock {
         /// The time before.
+        #[serde(with = "crate::wire::millis")]
         from: DateTime<Utc>,
     },
     /// The world was reset: what a reader showed is gone.
