@@ -12825,3 +12825,29 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
+/// Every type of the contract that the generator writes, under the name it
+/// has at the SDK's root.
+pub mod records {
+    pub use super::types::{
+        Account, AccountLimits, Balance, BillingOperation, BillingOperationList, Catalog,
+        CreateGenerationIdempotencyKey, CreateGenerationRequest,
+        CreateGenerationRequestModelSlug, CreateGenerationRequestPrompt,
+        CreateGenerationResponse, CreateInvoiceRequest, CreateWebhookEndpointRequest,
+        CreateWebhookEndpointRequestDescription, Error as ErrorEnvelope, ErrorBody,
+        ErrorBodyRequestId, ErrorDetails, Estimate, EstimateRequest,
+        EstimateRequestModelSlug, EstimateRequestPrompt, File, FileUpload,
+        FileUploadRequest, FileUploadRequestFilename, GenerationList, GenerationParams,
+        Health, Invoice, InvoiceLine, InvoiceList, MagicLinkAccepted, MagicLinkRequest,
+        MediaTypeSummary, Model, ModelParameter, ModelPricing, PriceFactor, Requisites,
+        RequisitesBankName, RequisitesBic, RequisitesCorrespondentAccount, RequisitesInn,
+        RequisitesInput, RequisitesInputBankName, RequisitesInputBic,
+        RequisitesInputCorrespondentAccount, RequisitesInputInn, RequisitesInputKpp,
+        RequisitesInputLegalAddress, RequisitesInputLegalName, RequisitesInputOgrn,
+        RequisitesInputSettlementAccount, RequisitesKpp, RequisitesLegalAddress,
+        RequisitesLegalName, RequisitesOgrn, RequisitesSettlementAccount, StatusCounts,
+        Summary, TestWebhookRequest, Topup, TopupRequest, UpdateWebhookEndpointRequest,
+        UpdateWebhookEndpointRequestDescription, WebhookDeliveryAttempt,
+        WebhookDeliveryAttemptEventId, WebhookDeliveryAttemptList, WebhookEndpoint,
+        WebhookEndpointList, WebhookMessageQueued, WebhookMessageQueuedEventId,
+    };
+}

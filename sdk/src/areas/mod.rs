@@ -11,9 +11,11 @@ pub(crate) mod files;
 pub(crate) mod generations;
 pub(crate) mod webhooks;
 
-pub use account::Account;
+#[allow(deprecated)]
+pub use crate::deprecated::{Account, Catalog};
+pub use account::AccountArea;
 pub use billing::Billing;
-pub use catalog::{Auth, Catalog};
+pub use catalog::{Auth, CatalogArea};
 pub use files::Files;
 pub use generations::Generations;
 pub use webhooks::WebhookEndpoints;
