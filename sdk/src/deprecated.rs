@@ -65,7 +65,8 @@ pub type Catalog<'a> = crate::areas::CatalogArea<'a>;
     note = "every record is at the crate root now (`mediagen::Invoice`, `mediagen::ErrorEnvelope` for `types::Error`); this module goes in 0.3.0"
 )]
 pub mod types {
-    pub use crate::generated::types::*;
+    #[allow(deprecated)]
+    pub use crate::generated::deprecated_types::*;
 
     /// A generation: [`mediagen::Generation`](crate::Generation).
     #[deprecated(

@@ -409,21 +409,45 @@ fn add_records_module(file: &mut syn::File) -> Result<()> {
         syn::Item::Enum(item) => Some(&item.ident),
         _ => None,
     });
-    let uses =
-        names.map(
-            |name| match ROOT_RENAMES.iter().find(|(generated, _)| name == generated) {
-                Some((_, root)) => {
-                    let root = quote::format_ident!("{root}");
-                    quote::quote! { #name as #root }
-                }
-                None => quote::quote! { #name },
-            },
+    let names: Vec<syn::Ident> = names.cloned().collect();
+    let root_name = |name: &syn::Ident| {
+        ROOT_RENAMES
+            .iter()
+            .find(|(generated, _)| name == generated)
+            .map_or_else(|| name.clone(), |(_, root)| quote::format_ident!("{root}"))
+    };
+    let uses = names.iter().map(|name| {
+        let root = root_name(name);
+        if root == *name {
+            quote::quote! { #name }
+        } else {
+            quote::quote! { #name as #root }
+        }
+    });
+    // A deprecated module does not warn on the paths through it, so each record
+    // at the 0.1.0 path `mediagen::types` is a deprecated alias of its own.
+    let aliases = names.iter().map(|name| {
+        let note = format!(
+            "use `mediagen::{}`: every record is at the crate root; `mediagen::types` goes in 0.3.0",
+            root_name(name)
         );
+        quote::quote! {
+            #[deprecated(since = "0.2.0", note = #note)]
+            pub type #name = super::types::#name;
+        }
+    });
     file.items.push(syn::parse_quote! {
         /// Every type of the contract that the generator writes, under the name it
         /// has at the SDK's root.
         pub mod records {
             pub use super::types::{#(#uses),*};
+        }
+    });
+    file.items.push(syn::parse_quote! {
+        /// The 0.1.0 path of every type of `records`, each a deprecated alias.
+        pub mod deprecated_types {
+            pub use super::types::{builder, error};
+            #(#aliases)*
         }
     });
     Ok(())
