@@ -5,7 +5,8 @@
 //! `mediagen::Account` and `mediagen::Catalog` were the handles in 0.1.0 and
 //! are the records now, so those two handles have no alias at their old paths:
 //! they are `mediagen::areas::AccountArea` and `mediagen::areas::CatalogArea`,
-//! with aliases at `mediagen::areas::Account` and `mediagen::areas::Catalog`.
+//! with aliases at `mediagen::areas::Account` and `mediagen::areas::Catalog`
+//! (in `areas/mod.rs`, beside the handles).
 
 /// The generations area: [`areas::Generations`](crate::areas::Generations).
 #[deprecated(
@@ -41,20 +42,6 @@ pub type WebhookEndpoints<'a> = crate::areas::WebhookEndpoints<'a>;
     note = "moved to `mediagen::areas::Auth`; this alias goes in 0.3.0"
 )]
 pub type Auth<'a> = crate::areas::Auth<'a>;
-
-/// The account area: [`areas::AccountArea`](crate::areas::AccountArea).
-#[deprecated(
-    since = "0.2.0",
-    note = "renamed `mediagen::areas::AccountArea` (`mediagen::Account` is the record); this alias goes in 0.3.0"
-)]
-pub type Account<'a> = crate::areas::AccountArea<'a>;
-
-/// The catalogue area: [`areas::CatalogArea`](crate::areas::CatalogArea).
-#[deprecated(
-    since = "0.2.0",
-    note = "renamed `mediagen::areas::CatalogArea` (`mediagen::Catalog` is the record); this alias goes in 0.3.0"
-)]
-pub type Catalog<'a> = crate::areas::CatalogArea<'a>;
 
 /// The records of the contract as the generator writes them, by their 0.1.0
 /// path: every one is at the crate root now (`mediagen::Invoice`), beside the

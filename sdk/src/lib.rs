@@ -102,12 +102,16 @@ pub use wait::{CreateAndWait, Wait, WaitOptions};
 /// # }
 /// ```
 pub mod raw {
+    /// The generated client: [`Client::raw`](crate::Client::raw) gives it.
+    pub use crate::generated::Client as GeneratedClient;
+    /// The error of a generated call.
+    pub use crate::generated::Error as GeneratedError;
     pub use crate::generated::builder;
     /// The builders of the contract's records (`Invoice::builder()` gives one).
     pub use crate::generated::types::builder as record_builders;
     /// The error of a record's conversion from its builder or from text.
     pub use crate::generated::types::error::ConversionError;
-    pub use crate::generated::{ByteStream, Client, ClientInfo, Error, ResponseValue};
+    pub use crate::generated::{ByteStream, ClientInfo, ResponseValue};
     pub use crate::transport::Transport;
 }
 

@@ -33,6 +33,8 @@ fn the_generated_records_at_their_old_path_are_those_at_the_root() {
     let _: PhantomData<mediagen::types::Error> = PhantomData::<mediagen::ErrorEnvelope>;
     let _: PhantomData<mediagen::types::builder::RequisitesInput> =
         PhantomData::<mediagen::raw::record_builders::RequisitesInput>;
+    let _: PhantomData<mediagen::raw::Client> = PhantomData::<mediagen::raw::GeneratedClient>;
+    let _: PhantomData<mediagen::raw::Error> = PhantomData::<mediagen::raw::GeneratedError>;
 }
 
 #[tokio::test]
