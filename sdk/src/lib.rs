@@ -113,6 +113,20 @@ pub mod raw {
     pub use crate::generated::types::error::ConversionError;
     pub use crate::generated::{ByteStream, ClientInfo, ResponseValue};
     pub use crate::transport::Transport;
+
+    /// The generated client, by its 0.1.0 name: [`GeneratedClient`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed `mediagen::raw::GeneratedClient` (`mediagen::Client` is the SDK's client); this alias goes in 0.3.0"
+    )]
+    pub type Client = GeneratedClient;
+
+    /// The error of a generated call, by its 0.1.0 name: [`GeneratedError`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed `mediagen::raw::GeneratedError` (`mediagen::Error` is the SDK's error); this alias goes in 0.3.0"
+    )]
+    pub type Error<E = ()> = GeneratedError<E>;
 }
 
 /// The code of the workspace's README as this crate's doc-tests, so that no
@@ -154,10 +168,12 @@ mod tests {
     fn no_generated_record_is_hidden_by_a_name_of_the_root() {
         let generated = include_str!("generated.rs");
         let records = &generated[generated.find("pub mod records").expect("records")..];
+        let records = &records[..records.find("pub mod deprecated_types").expect("aliases")];
         let records = public_names(records);
         assert!(records.contains(&"Invoice".to_owned()), "{records:?}");
+        // The root's own names: those before its first module of items of its own.
         let root = include_str!("lib.rs");
-        let root = &root[..root.find("#[cfg(test)]\nmod tests").expect("tests")];
+        let root = &root[..root.find("pub mod raw {").expect("raw")];
         let taken: Vec<String> = public_names(root)
             .into_iter()
             .filter(|name| records.contains(name))
