@@ -49,7 +49,12 @@ pub fn spawn_worker(inbox: Inbox, stop: Arc<AtomicBool>) -> std::thread::JoinHan
                     // database, so a crash right before it loses the line, never
                     // the record.
                     Ok(line) => println!("{line}"),
-                    Err(err) => eprintln!("{}: not processed: {err:#}", claim.message.webhook_id),
+                    Err(err) => {
+                        eprintln!("{}: not processed: {err:#}", claim.message.webhook_id);
+                        // Taken again in a second, rather than when the lease ends;
+                        // if even this fails, the lease's end frees it.
+                        let _ = inbox.release(&claim, Duration::from_secs(1));
+                    }
                 },
                 Ok(None) if stopping => return,
                 Ok(None) => {}

@@ -208,3 +208,105 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
         .count();
     assert!(failed_attempts > 0, "the kills made the service retry");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers_503_when_locked() {
+    let mock = MockServer::builder()
+        .config(|c| c.allow_private_webhooks = true)
+        .rate_limits(false)
+        .start()
+        .await;
+    let user = mock.create_user(100.0);
+    let client = Client::builder()
+        .base_url(mock.uri())
+        .api_key(&user.api_key)
+        .shared_pace(false)
+        .build()
+        .unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/webhooks");
+    let endpoint = client
+        .webhooks()
+        .create(WebhookEndpointRequest::new(&url))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let receiver = Receiver {
+        mock: &mock,
+        key: user.api_key.clone(),
+        secret: endpoint.secret.expose().to_owned(),
+        port,
+        db: &db,
+    };
+    let mut running = receiver.start().await;
+    let http = reqwest::Client::new();
+    let now = unix_now();
+
+    let forged = http
+        .post(&url)
+        .header("webhook-id", "msg_forged")
+        .header("webhook-timestamp", now.to_string())
+        .header("webhook-signature", "v1,Zm9yZ2Vk")
+        .body(r#"{"type":"generation.completed"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 400);
+
+    // An event type this program does not know, signed with the endpoint's secret.
+    let body = r#"{"id":"evt_new","type":"invoice.paid","created_at":"2026-11-22T10:15:30.123Z","data":{}}"#;
+    let signature = webhook_verify::Webhook::new(endpoint.secret.expose())
+        .unwrap()
+        .sign("msg_unknown", now, body.as_bytes())
+        .unwrap();
+    let unknown = http
+        .post(&url)
+        .header("webhook-id", "msg_unknown")
+        .header("webhook-timestamp", now.to_string())
+        .header("webhook-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 204, "stored, never refused");
+    assert_eq!(running.next_line().await.unwrap(), "invoice.paid ignored");
+
+    // Another connection holds the write lock past the receiver's bound: 503, and
+    // the service's retry is stored once the lock is gone.
+    let other = webhook_inbox::rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let created = client
+        .generations()
+        .create(GenerationRequest::new("flux-schnell", "a fox"))
+        .await
+        .unwrap();
+    mock.advance_clock(30.0);
+    mock.deliveries_settled().await;
+    other.execute_batch("ROLLBACK").unwrap();
+    drop(other);
+    deliver_everything(&mock).await;
+    let attempts: Vec<_> = mock.list_deliveries()[0]
+        .attempts
+        .iter()
+        .map(|a| a.response_status)
+        .collect();
+    assert_eq!(attempts[0], Some(503), "{attempts:?}");
+    assert_eq!(attempts.last(), Some(&Some(204)), "{attempts:?}");
+    stop(running).await;
+
+    let dump = receiver.dump().await;
+    assert_eq!(dump.len(), 2, "{dump:#?}");
+    assert_eq!(dump[0]["webhookId"], "msg_unknown");
+    assert_eq!(dump[0]["type"], "invoice.paid");
+    assert_eq!(dump[0]["generationId"], Value::Null);
+    assert_eq!(dump[1]["type"], "generation.completed");
+    assert_eq!(dump[1]["generationId"], created.id.to_string());
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
