@@ -80,6 +80,8 @@ pub use options::RequestOptions;
 pub use pagination::Page;
 pub use progress::Progress;
 pub use receiver::WebhookReceiver;
+#[cfg(feature = "inbox")]
+pub use webhook_inbox;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
