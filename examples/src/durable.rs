@@ -113,8 +113,9 @@ fn process(inbox: &Inbox, claim: &Claim) -> Result<String, InboxError> {
 pub fn dump(path: &Path) -> anyhow::Result<Vec<String>> {
     // Read without opening the inbox: a dump neither makes a file nor frees the
     // claims of a receiver that runs.
-    let db = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .with_context(|| format!("while opening {}", path.display()))?;
+    let db =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("while opening {}", path.display()))?;
     let table: Option<String> = db
         .query_row(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'processed_events'",

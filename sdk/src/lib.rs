@@ -80,11 +80,11 @@ pub use options::RequestOptions;
 pub use pagination::Page;
 pub use progress::Progress;
 pub use receiver::WebhookReceiver;
-#[cfg(feature = "inbox")]
-pub use webhook_inbox;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
+#[cfg(feature = "inbox")]
+pub use webhook_inbox;
 
 /// The generated client underneath [`Client`], for what the hand-written layer does
 /// not cover. Its requests pass through the same [`Transport`](raw::Transport):

@@ -289,7 +289,10 @@ mod tests {
 
         let mut forged = signed("msg_1", BODY);
         forged.insert("webhook-signature", "v1,Zm9yZ2Vk".parse().unwrap());
-        assert_eq!(receiver.accept(&forged, BODY).await.unwrap_err().status(), 400);
+        assert_eq!(
+            receiver.accept(&forged, BODY).await.unwrap_err().status(),
+            400
+        );
 
         let unreadable = br#"{"type":"generation.completed","data":{}}"#;
         let stored = receiver

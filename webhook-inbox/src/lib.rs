@@ -388,7 +388,10 @@ impl Inbox {
         headers: &HeaderMap,
         body: &[u8],
     ) -> Result<Accepted, AcceptError> {
-        let answered = self.shared.queue.submit(verified(webhook, headers, body)?)?;
+        let answered = self
+            .shared
+            .queue
+            .submit(verified(webhook, headers, body)?)?;
         Ok(answered.blocking_recv().map_err(|_| InboxError::Closed)??)
     }
 

@@ -163,11 +163,12 @@ pub(crate) fn complete(
     token: i64,
     now: i64,
 ) -> Result<bool, rusqlite::Error> {
-    let changed = tx.prepare_cached(
-        "UPDATE inbox_messages SET done_at = ?3, lease_until = 0
+    let changed = tx
+        .prepare_cached(
+            "UPDATE inbox_messages SET done_at = ?3, lease_until = 0
          WHERE seq = ?1 AND claims = ?2 AND done_at IS NULL",
-    )?
-    .execute(params![seq, token, now])?;
+        )?
+        .execute(params![seq, token, now])?;
     Ok(changed == 1)
 }
 

@@ -80,7 +80,11 @@ async fn stop(running: Running) -> Vec<String> {
 async fn deliver_everything(mock: &MockServer) {
     for _ in 0..100 {
         mock.deliveries_settled().await;
-        if mock.list_deliveries().iter().all(|d| d.state == "delivered") {
+        if mock
+            .list_deliveries()
+            .iter()
+            .all(|d| d.state == "delivered")
+        {
             return;
         }
         // Past the longest delay the schedule can have reached by now.

@@ -12,7 +12,7 @@ use crate::{Fixture, SECRET, completed, now, post, signed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_is_stored_once_and_each_repeat_is_answered_2xx() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     assert_eq!(
         fixture.deliver("msg_1", &completed(1)).await,
         StatusCode::NO_CONTENT
@@ -26,23 +26,29 @@ async fn a_delivery_is_stored_once_and_each_repeat_is_answered_2xx() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_duplicate_deliveries_are_stored_once() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     let mut senders = JoinSet::new();
     for _ in 0..32 {
         let app = fixture.app.clone();
         senders.spawn(async move { post(&app, signed("msg_dup", &completed(7))).await });
     }
     let answers = senders.join_all().await;
-    assert!(answers.iter().all(|s| *s == StatusCode::NO_CONTENT), "{answers:?}");
+    assert!(
+        answers.iter().all(|s| *s == StatusCode::NO_CONTENT),
+        "{answers:?}"
+    );
     assert_eq!(fixture.rows(), 1);
     let claim = fixture.inbox.claim().unwrap().unwrap();
     assert_eq!(claim.message.webhook_id, "msg_dup");
-    assert!(fixture.inbox.claim().unwrap().is_none(), "one message to work on");
+    assert!(
+        fixture.inbox.claim().unwrap().is_none(),
+        "one message to work on"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_stays_known_across_a_restart() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     fixture.deliver("msg_1", &completed(1)).await;
     let claim = fixture.inbox.claim().unwrap().unwrap();
     fixture.inbox.complete(&claim).unwrap();
@@ -61,7 +67,7 @@ async fn a_message_stays_known_across_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_delivery_is_refused_and_leaves_no_row() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     let forged = Request::post("/webhooks")
         .header("webhook-id", "msg_1")
         .header("webhook-timestamp", now().to_string())
@@ -70,7 +76,9 @@ async fn a_forged_delivery_is_refused_and_leaves_no_row() {
         .unwrap();
     assert_eq!(post(&fixture.app, forged).await, StatusCode::BAD_REQUEST);
     let other_key = Webhook::new(&Webhook::generate_secret()).unwrap();
-    let signature = other_key.sign("msg_2", now(), completed(2).as_bytes()).unwrap();
+    let signature = other_key
+        .sign("msg_2", now(), completed(2).as_bytes())
+        .unwrap();
     let wrong_key = Request::post("/webhooks")
         .header("webhook-id", "msg_2")
         .header("webhook-timestamp", now().to_string())
@@ -83,9 +91,12 @@ async fn a_forged_delivery_is_refused_and_leaves_no_row() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_event_type_is_stored_and_handed_over_raw() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     let unknown = r#"{"id":"evt_9","type":"invoice.paid","data":{"x":1}}"#;
-    assert_eq!(fixture.deliver("msg_u", unknown).await, StatusCode::NO_CONTENT);
+    assert_eq!(
+        fixture.deliver("msg_u", unknown).await,
+        StatusCode::NO_CONTENT
+    );
     assert_eq!(
         fixture.deliver("msg_n", "not json at all").await,
         StatusCode::NO_CONTENT,
@@ -139,7 +150,7 @@ async fn a_full_inbox_answers_503_and_every_2xx_has_its_row() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_database_is_answered_503() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     assert_eq!(
         fixture.deliver("msg_1", &completed(1)).await,
         StatusCode::NO_CONTENT
@@ -164,7 +175,10 @@ async fn a_read_only_database_is_answered_503() {
     drop(dir);
     assert_eq!(answer, StatusCode::SERVICE_UNAVAILABLE);
     assert!(
-        matches!(err, webhook_inbox::AcceptError::Unavailable(InboxError::ReadOnly)),
+        matches!(
+            err,
+            webhook_inbox::AcceptError::Unavailable(InboxError::ReadOnly)
+        ),
         "{err:?}"
     );
     assert_eq!(rows, 1, "the first message only");

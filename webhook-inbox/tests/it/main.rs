@@ -26,7 +26,7 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub fn new() -> Self {
+    pub fn open() -> Self {
         Self::with(InboxConfig::default())
     }
 

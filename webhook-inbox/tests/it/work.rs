@@ -27,7 +27,7 @@ fn handled(fixture: &Fixture) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_are_handed_over_in_order_of_arrival() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     for n in 0..3 {
         fixture.deliver(&format!("msg_{n}"), &completed(n)).await;
     }
@@ -43,13 +43,17 @@ async fn messages_are_handed_over_in_order_of_arrival() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_left_by_a_crash_is_taken_again_after_a_restart() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     fixture.deliver("msg_1", &completed(1)).await;
     let claim = fixture.inbox.claim().unwrap().unwrap();
     // The process dies with the message claimed: nothing completes it.
     drop(claim);
     let fixture = fixture.reopen(InboxConfig::default());
-    let again = fixture.inbox.claim().unwrap().expect("claimed again at once");
+    let again = fixture
+        .inbox
+        .claim()
+        .unwrap()
+        .expect("claimed again at once");
     assert_eq!(again.message.webhook_id, "msg_1");
     assert_eq!(again.message.attempt, 2);
 }
@@ -78,7 +82,7 @@ async fn a_claim_whose_lease_ran_out_is_taken_again_and_its_late_completion_roll
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_that_fails_rolls_back_and_the_message_is_taken_again() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     record_table(&fixture);
     fixture.deliver("msg_1", &completed(1)).await;
     let claim = fixture.inbox.claim().unwrap().unwrap();
@@ -88,7 +92,10 @@ async fn work_that_fails_rolls_back_and_the_message_is_taken_again() {
         Err::<(), _>(InboxError::Full)
     });
     assert!(failed.is_err());
-    assert!(handled(&fixture).is_empty(), "the insert went with the failure");
+    assert!(
+        handled(&fixture).is_empty(),
+        "the insert went with the failure"
+    );
     fixture.inbox.release(&claim, Duration::ZERO).unwrap();
     let again = fixture.inbox.claim().unwrap().unwrap();
     assert_eq!(again.message.attempt, 2);
@@ -96,7 +103,7 @@ async fn work_that_fails_rolls_back_and_the_message_is_taken_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_worker_wakes_when_a_message_is_stored() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     let inbox = fixture.inbox.clone();
     let worker = std::thread::spawn(move || inbox.wait_claim(Duration::from_secs(30)));
     fixture.deliver("msg_1", &completed(1)).await;
@@ -106,14 +113,22 @@ async fn a_waiting_worker_wakes_when_a_message_is_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_done_message_is_forgotten_only_after_its_retention() {
-    let fixture = Fixture::new();
+    let fixture = Fixture::open();
     fixture.deliver("msg_1", &completed(1)).await;
     let claim = fixture.inbox.claim().unwrap().unwrap();
     fixture.inbox.complete(&claim).unwrap();
-    assert_eq!(fixture.inbox.prune().unwrap(), 0, "within the default 7 days");
+    assert_eq!(
+        fixture.inbox.prune().unwrap(),
+        0,
+        "within the default 7 days"
+    );
 
     let fixture = fixture.reopen(InboxConfig::default().retention(Duration::ZERO));
     fixture.deliver("msg_2", &completed(2)).await;
-    assert_eq!(fixture.inbox.prune().unwrap(), 1, "only the done message goes");
+    assert_eq!(
+        fixture.inbox.prune().unwrap(),
+        1,
+        "only the done message goes"
+    );
     assert_eq!(fixture.inbox.stats().unwrap().waiting, 1);
 }
