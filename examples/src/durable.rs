@@ -90,18 +90,9 @@ fn process(inbox: &Inbox, claim: &Claim) -> Result<String, InboxError> {
         )?;
         Ok::<_, InboxError>(())
     })?;
-    Ok(match event {
-        Some(WebhookEvent::GenerationCompleted { generation, .. }) => format!(
-            "{} completed: {}",
-            generation.id,
-            generation.output_urls.join(" ")
-        ),
-        Some(WebhookEvent::GenerationFailed { generation, .. }) => format!(
-            "{} failed with {} (its cost is back on the balance)",
-            generation.id, generation.error_code
-        ),
-        // Events added after this program was written: recorded, acknowledged.
-        _ => format!(
+    Ok(match &event {
+        Some(event) => crate::receiver::describe(event),
+        None => format!(
             "{} ignored",
             event_type.as_deref().unwrap_or("an event without a type")
         ),

@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
-use mediagen::WebhookEvent;
 use mediagen_examples::{durable, receiver};
 use webhook_verify::Webhook;
 
@@ -97,19 +96,7 @@ async fn in_memory(listener: tokio::net::TcpListener, secret: &str) -> anyhow::R
     // an order or tell a user.
     tokio::spawn(async move {
         while let Some(delivery) = queue.recv().await {
-            match delivery.event {
-                WebhookEvent::GenerationCompleted { generation, .. } => println!(
-                    "{} completed: {}",
-                    generation.id,
-                    generation.output_urls.join(" ")
-                ),
-                WebhookEvent::GenerationFailed { generation, .. } => println!(
-                    "{} failed with {} (its cost is back on the balance)",
-                    generation.id, generation.error_code
-                ),
-                // Events added after this program was written: acknowledged, ignored.
-                other => println!("{} ignored", other.event_type()),
-            }
+            println!("{}", receiver::describe(&delivery.event));
         }
     });
 
