@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use mediagen::WebhookEvent;
-use webhook_inbox::rusqlite::{self, OptionalExtension as _};
+use webhook_inbox::rusqlite;
 use webhook_inbox::{Claim, Inbox, InboxError};
 
 /// The events processed, in the order they were: the program's own table, beside the
@@ -99,24 +99,23 @@ fn process(inbox: &Inbox, claim: &Claim) -> Result<String, InboxError> {
     })
 }
 
-/// One JSON line per processed event, in the order they were processed:
+/// Processes the messages stored and not yet processed (those a receiver killed at
+/// the wrong moment left, say), without printing; then one JSON line per processed
+/// event, in the order they were processed:
 /// `{"webhookId": "…", "type": "generation.completed", "generationId": "…"}`.
+///
+/// A receiver running on the same file meanwhile is no trouble: each message is
+/// claimed by one of them and recorded in the transaction that completes it.
 pub fn dump(path: &Path) -> anyhow::Result<Vec<String>> {
-    // Read without opening the inbox: a dump neither makes a file nor frees the
-    // claims of a receiver that runs.
-    let db =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .with_context(|| format!("while opening {}", path.display()))?;
-    let table: Option<String> = db
-        .query_row(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'processed_events'",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
-    if table.is_none() {
-        return Ok(Vec::new());
+    let inbox = open(path)?;
+    while let Some(claim) = inbox.claim()? {
+        process(&inbox, &claim)
+            .with_context(|| format!("while processing {}", claim.message.webhook_id))?;
     }
+    inbox.with_connection(|db| processed(db))
+}
+
+fn processed(db: &rusqlite::Connection) -> anyhow::Result<Vec<String>> {
     let mut rows =
         db.prepare("SELECT webhook_id, type, generation_id FROM processed_events ORDER BY seq")?;
     let lines = rows.query_map([], |row| {

@@ -4,8 +4,9 @@
 //! With `--inbox FILE` it is durable (see `src/durable.rs`): each delivery is stored
 //! in the SQLite file before it is answered, and each event is recorded in the same
 //! file, in the transaction that completes it, so that a crash or a restart neither
-//! loses an event nor handles one twice. `--inbox FILE --dump` prints the events
-//! processed, one JSON line each, in order, and exits.
+//! loses an event nor handles one twice. `--inbox FILE --dump` processes what is
+//! stored and not yet processed, then prints the events processed, one JSON line
+//! each, in order, and exits.
 //!
 //! ```sh
 //! export MEDIAGEN_WEBHOOK_SECRET=whsec_…     # shown once when the endpoint is created
