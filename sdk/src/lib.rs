@@ -85,6 +85,8 @@ pub use receiver::WebhookReceiver;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
+#[cfg(feature = "inbox")]
+pub use webhook_inbox;
 
 /// The generated client underneath [`Client`], for what the hand-written layer does
 /// not cover. Its requests pass through the same [`Transport`](raw::Transport):
