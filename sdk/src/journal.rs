@@ -56,7 +56,10 @@ impl JournalEntry {
 /// written and made durable; after it, the generation's id; when it ends, the
 /// generation as last read. A batch started again with the same journal:
 ///
-/// - an item that ended is not sent: its recorded generation is its outcome;
+/// - an item that ended is not sent: its recorded generation is its outcome,
+///   unless it failed for a reason a new generation may escape (a temporary
+///   provider failure, see [`FailureCode::is_retryable`](crate::FailureCode::is_retryable)):
+///   such an item is created anew, with a new key, and its entry starts again;
 /// - an item with an id is followed to its end, not created;
 /// - an item written down without an id (the crash came between the two) is
 ///   created again with the same key, which returns the first generation
@@ -78,7 +81,9 @@ impl JournalEntry {
 pub trait Journal: Send {
     /// Every item written down so far.
     fn entries(&mut self) -> Result<Vec<JournalEntry>>;
-    /// A create of `item` is about to be sent with `idempotency_key`.
+    /// A create of `item` is about to be sent with `idempotency_key`. An item
+    /// written down before keeps its key, unless its generation ended: then the
+    /// create is a new one, and the entry starts again with the new key.
     fn planned(&mut self, item: &str, idempotency_key: &str, at: DateTime<Utc>) -> Result<()>;
     /// The create of `item` was answered: generation `id`, `cost_rub` reserved.
     fn created(&mut self, item: &str, id: Uuid, cost_rub: f64) -> Result<()>;
@@ -226,24 +231,28 @@ mod sqlite {
 
         fn planned(&mut self, item: &str, idempotency_key: &str, at: DateTime<Utc>) -> Result<()> {
             // A create written down before keeps its key: the key is what
-            // makes a repeat return the first generation.
-            let known: Option<String> = self
+            // makes a repeat return the first generation. One whose generation
+            // ended is created anew, under a new key.
+            let ended: Option<bool> = self
                 .db
                 .query_row(
-                    "SELECT idempotency_key FROM items WHERE item = ?1",
+                    "SELECT ended IS NOT NULL FROM items WHERE item = ?1",
                     [item],
                     |row| row.get(0),
                 )
                 .optional()
                 .map_err(failed)?;
-            if known.is_none() {
-                self.db
-                    .execute(
-                        "INSERT INTO items (item, idempotency_key, planned_at) VALUES (?1, ?2, ?3)",
-                        params![item, idempotency_key, at.to_rfc3339()],
-                    )
-                    .map_err(failed)?;
-            }
+            let statement = match ended {
+                None => "INSERT INTO items (item, idempotency_key, planned_at) VALUES (?1, ?2, ?3)",
+                Some(true) => {
+                    "UPDATE items SET idempotency_key = ?2, planned_at = ?3, generation_id = NULL, \
+                     cost_rub = NULL, ended = NULL WHERE item = ?1"
+                }
+                Some(false) => return Ok(()),
+            };
+            self.db
+                .execute(statement, params![item, idempotency_key, at.to_rfc3339()])
+                .map_err(failed)?;
             Ok(())
         }
 

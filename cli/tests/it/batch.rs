@@ -141,7 +141,7 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
 }
 
 #[tokio::test]
-async fn a_manifest_with_bad_lines_names_each_and_creates_nothing() {
+async fn a_manifest_with_bad_lines_names_every_one_in_one_pass_and_creates_nothing() {
     let setup = Setup::fast().await;
     let dir = scratch("batch-bad-lines");
     let manifest = manifest(
@@ -154,33 +154,33 @@ async fn a_manifest_with_bad_lines_names_each_and_creates_nothing() {
             "{\"model\": \"flux-schnell\", \"prompt\": \"y\", \"params\": {\"colour\": \"red\"}}",
         ],
     );
-    let output = run(setup.cmd(&["batch", "-m", "flux-schnell", manifest.as_str()])).await;
+    let output =
+        run(setup.cmd(&["--json", "batch", "-m", "flux-schnell", manifest.as_str()])).await;
 
     assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
-    assert!(stderr.contains("line 4"), "{stderr}");
-    // Unreadable lines are told first; the catalogue checks the rest once they read.
-    assert!(!stderr.contains("line 2:"), "{stderr}");
-    assert_eq!(creates(&setup), 0);
-
-    std::fs::write(
-        &manifest,
-        "a fox\n{\"model\": \"no-such-model\", \"prompt\": \"x\"}\n\
-        {\"model\": \"flux-schnell\", \"prompt\": \"y\", \"params\": {\"colour\": \"red\"}}\n",
-    )
-    .unwrap();
-    let output = run(setup.cmd(&["batch", "-m", "flux-schnell", manifest.as_str()])).await;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
+    let error = crate::envelope(&output);
+    let named: Vec<u64> = error["details"]["lines"]
+        .as_array()
+        .expect("the lines named")
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(named, [3, 4, 5], "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("3 line(s)"), "{message}");
     assert!(
-        stderr.contains("line 2: the catalogue has no model"),
-        "{stderr}"
+        message.contains("line 3: the catalogue has no model"),
+        "{message}"
     );
     assert!(
-        stderr.contains("line 3: flux-schnell has no parameter \"colour\""),
-        "{stderr}"
+        message.contains("line 4: not a manifest object"),
+        "{message}"
     );
-    assert!(!stderr.contains("line 1:"), "{stderr}");
+    assert!(
+        message.contains("line 5: flux-schnell has no parameter \"colour\""),
+        "{message}"
+    );
+    assert!(!message.contains("line 2:"), "{message}");
     assert_eq!(creates(&setup), 0, "nothing was created");
 }
 
