@@ -68,14 +68,19 @@ impl JournalEntry {
 ///   is not sent ([`Error::StaleCreate`](crate::Error::StaleCreate)): it may have been paid for.
 ///
 /// The embedded journal, `SqliteJournal` (feature `journal`), is an SQLite
-/// file: each step is one transaction, committed to disk before the create is
-/// sent, so a crash at any moment leaves a journal that says either "about to
-/// create with key K" or "created as id I", never half of it; and the same
+/// file: each step is one transaction, and the one before a create is synced
+/// to disk before the create is sent, so a crash at any moment leaves a journal
+/// that says either "about to create with key K" or "created as id I", never
+/// half of it; and the same
 /// file answers the questions `mediagen batch status` asks of it. An
 /// append-only file synced per line would survive as well, but would leave
 /// every reader to fold its history and to cope with a torn last line.
 ///
-/// Each method returns once what it wrote survives a crash. An error stops
+/// [`planned`](Journal::planned) returns once what it wrote survives a power
+/// loss; [`created`](Journal::created) and [`ended`](Journal::ended) may return
+/// once it survives the process (a `kill -9`), since losing them costs a
+/// question, not a payment: the create is sent again with its key, which
+/// returns the generation, or the generation is read again. An error stops
 /// the item concerned, with [`Error::Journal`](crate::Error::Journal): a create that could not be
 /// written down first is not sent.
 pub trait Journal: Send {
@@ -146,7 +151,9 @@ mod sqlite {
     use crate::model::generation::Generation;
 
     /// A journal in an SQLite file (feature `journal`): one row per item, each
-    /// step a transaction synced to disk before it returns.
+    /// step a transaction; a create's record is synced to disk before it
+    /// returns, and an id's or an end's with the next create's (one sync per
+    /// generation, not three).
     ///
     /// ```
     /// use mediagen::{Journal, SqliteJournal};
@@ -166,10 +173,11 @@ mod sqlite {
         /// Opens the journal at `path`, or makes it.
         pub fn open(path: impl AsRef<Path>) -> Result<Self> {
             let db = Connection::open(path).map_err(failed)?;
-            // FULL: each commit reaches the disk before it returns.
+            // WAL: a commit is written before it returns, so it survives the
+            // process; synced (`durable`) only when it must survive the host.
             db.execute_batch(
                 "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = FULL;
+                 PRAGMA synchronous = NORMAL;
                  CREATE TABLE IF NOT EXISTS items (
                      item TEXT PRIMARY KEY,
                      idempotency_key TEXT NOT NULL,
@@ -181,6 +189,16 @@ mod sqlite {
             )
             .map_err(failed)?;
             Ok(Self { db })
+        }
+
+        /// Whether the next commits are synced to disk before they return
+        /// (`FULL`; a sync of the write-ahead log takes the commits before it
+        /// along), or only written (`NORMAL`).
+        fn durable(&self, synced: bool) -> Result<()> {
+            let mode = if synced { "FULL" } else { "NORMAL" };
+            self.db
+                .execute_batch(&format!("PRAGMA synchronous = {mode};"))
+                .map_err(failed)
         }
     }
 
@@ -242,6 +260,8 @@ mod sqlite {
                 )
                 .optional()
                 .map_err(failed)?;
+            // Never pay for what a power loss could take back.
+            self.durable(true)?;
             let statement = match ended {
                 None => "INSERT INTO items (item, idempotency_key, planned_at) VALUES (?1, ?2, ?3)",
                 Some(true) => {
@@ -257,6 +277,7 @@ mod sqlite {
         }
 
         fn created(&mut self, item: &str, id: Uuid, cost_rub: f64) -> Result<()> {
+            self.durable(false)?;
             self.db
                 .execute(
                     "UPDATE items SET generation_id = ?2, cost_rub = ?3 WHERE item = ?1",
@@ -268,6 +289,7 @@ mod sqlite {
 
         fn ended(&mut self, item: &str, generation: &Generation) -> Result<()> {
             let json = serde_json::to_string(generation).map_err(failed)?;
+            self.durable(false)?;
             self.db
                 .execute(
                     "UPDATE items SET ended = ?2 WHERE item = ?1",

@@ -29,12 +29,33 @@ fn creates(setup: &Setup) -> usize {
         .count()
 }
 
-fn results(manifest: &str) -> Vec<Value> {
+/// The rows of the results file of `manifest`.
+pub fn results(manifest: &str) -> Vec<Value> {
     std::fs::read_to_string(format!("{manifest}.results.jsonl"))
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
+}
+
+/// Starts a batch and kills it (`kill -9`) once it created `created`
+/// generations: no clean stop, the process dies between two steps, wherever
+/// it is.
+pub async fn killed_after(setup: &Setup, args: &[&str], created: usize) {
+    let mut first = tokio::process::Command::from(setup.process(args));
+    first
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut first = first.spawn().unwrap();
+    let mut events = BufReader::new(first.stdout.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < created {
+        let line = events.next_line().await.unwrap().expect("events");
+        seen += usize::from(line.contains("\"created\""));
+    }
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
 }
 
 #[tokio::test]
@@ -54,25 +75,7 @@ async fn a_batch_killed_with_sigkill_and_run_again_pays_once_per_line_and_writes
         out.as_str(),
     ];
 
-    let mut first = tokio::process::Command::from(setup.process(&args));
-    first
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    let mut first = first.spawn().unwrap();
-    let mut events = BufReader::new(first.stdout.take().unwrap()).lines();
-    let mut created = 0;
-    while created < 3 {
-        let line = events
-            .next_line()
-            .await
-            .unwrap()
-            .expect("events before the kill");
-        created += usize::from(line.contains("\"created\""));
-    }
-    // No clean stop: the process dies between two steps, wherever it is.
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
+    killed_after(&setup, &args, 3).await;
 
     let again = run(setup.cmd(&args)).await;
     assert!(again.status.success(), "{}", text(&again.stderr));

@@ -3,12 +3,10 @@
 //! what a batch tells and saves after it ran.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use mediagen_mock_server::{Fault, MockServer};
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
+use crate::batch::{killed_after, results};
 use crate::{Setup, run, scratch, text};
 
 /// A mock 20 times faster than real time that delivers to loopback addresses,
@@ -50,14 +48,6 @@ async fn endpoints(setup: &Setup) -> usize {
     setup.client().webhooks().list().await.unwrap().len()
 }
 
-fn results(manifest: &str) -> Vec<Value> {
-    std::fs::read_to_string(format!("{manifest}.results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn all_succeeded(manifest: &str, lines: usize) {
     let written = results(manifest);
     assert_eq!(written.len(), lines);
@@ -68,6 +58,18 @@ fn all_succeeded(manifest: &str, lines: usize) {
 }
 
 const LISTEN: [&str; 2] = ["--listen", "127.0.0.1:0"];
+
+/// `batch` of `manifest` with waits that end on webhooks, at a free port.
+fn listening(manifest: &str) -> [&str; 6] {
+    [
+        "batch",
+        "-m",
+        "flux-schnell",
+        manifest,
+        LISTEN[0],
+        LISTEN[1],
+    ]
+}
 
 /// A port on 127.0.0.1 free a moment ago, for a command to listen on.
 fn free_port() -> u16 {
@@ -82,14 +84,7 @@ async fn waits_end_on_webhooks_and_the_runs_endpoint_is_deleted_at_the_end() {
     let setup = setup().await;
     let dir = scratch("hooks-run");
     let manifest = manifest(&dir, 6);
-    let args = [
-        "batch",
-        "-m",
-        "flux-schnell",
-        manifest.as_str(),
-        LISTEN[0],
-        LISTEN[1],
-    ];
+    let args = listening(&manifest);
 
     let output = run(setup.cmd(&args)).await;
 
@@ -112,14 +107,7 @@ async fn a_webhook_url_the_service_refuses_fails_before_any_generation_is_create
     let setup = Setup::with(MockServer::builder().real_clock(20.0).start().await, 1000.0);
     let dir = scratch("hooks-refused");
     let manifest = manifest(&dir, 2);
-    let args = [
-        "batch",
-        "-m",
-        "flux-schnell",
-        manifest.as_str(),
-        LISTEN[0],
-        LISTEN[1],
-    ];
+    let args = listening(&manifest);
 
     let output = run(setup.cmd(&args)).await;
 
@@ -142,14 +130,7 @@ async fn an_endpoint_create_without_an_answer_is_not_sent_again_and_is_found_and
     );
     let dir = scratch("hooks-lost-create");
     let manifest = manifest(&dir, 3);
-    let args = [
-        "batch",
-        "-m",
-        "flux-schnell",
-        manifest.as_str(),
-        LISTEN[0],
-        LISTEN[1],
-    ];
+    let args = listening(&manifest);
 
     let output = run(setup.cmd(&args)).await;
 
@@ -159,25 +140,6 @@ async fn an_endpoint_create_without_an_answer_is_not_sent_again_and_is_found_and
     assert_eq!(endpoints(&setup).await, 0, "found by its URL and deleted");
     let stderr = text(&output.stderr);
     assert!(stderr.contains("got no clear answer"), "{stderr}");
-}
-
-/// Starts a batch and kills it (`kill -9`) once it created `created`
-/// generations.
-async fn killed_after(setup: &Setup, args: &[&str], created: usize) {
-    let mut first = tokio::process::Command::from(setup.process(args));
-    first
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    let mut first = first.spawn().unwrap();
-    let mut events = BufReader::new(first.stdout.take().unwrap()).lines();
-    let mut seen = 0;
-    while seen < created {
-        let line = events.next_line().await.unwrap().expect("events");
-        seen += usize::from(line.contains("\"created\""));
-    }
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
 }
 
 #[tokio::test]
@@ -218,9 +180,8 @@ async fn the_endpoint_of_a_crashed_run_is_deleted_by_the_next_run_that_polls() {
     let setup = setup().await;
     let dir = scratch("hooks-cleanup");
     let manifest = manifest(&dir, 8);
+    killed_after(&setup, &listening(&manifest), 2).await;
     let args = ["batch", "-m", "flux-schnell", manifest.as_str()];
-    let listening = [&args[..], &LISTEN[..]].concat();
-    killed_after(&setup, &listening, 2).await;
 
     let again = run(setup.cmd(&args)).await;
 
@@ -372,4 +333,26 @@ async fn batch_and_generate_number_their_files_alike_from_one() {
         .await;
     let id = generated["id"].as_str().unwrap();
     assert!(out.join(format!("{id}-1.png")).is_file(), "{generated}");
+}
+
+#[tokio::test]
+async fn a_webhook_secret_without_an_endpoint_for_the_url_is_refused_before_anything_is_created() {
+    let setup = setup().await;
+    let dir = scratch("hooks-no-endpoint");
+    let manifest = manifest(&dir, 2);
+    let mut args = listening(&manifest).to_vec();
+    args.extend([
+        "--webhook-url",
+        "http://127.0.0.1:9/hooks",
+        "--webhook-secret",
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    ]);
+
+    let output = run(setup.cmd(&args)).await;
+
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("no endpoint of this account"), "{stderr}");
+    assert_eq!(count(&setup, "POST", |p| p == "/v1/generations"), 0);
+    assert_eq!(endpoint_creates(&setup), 0);
 }

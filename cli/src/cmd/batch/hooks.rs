@@ -153,20 +153,16 @@ pub async fn prepare(
     args: &BatchRunArgs,
     journal: &Path,
 ) -> anyhow::Result<Option<Hooks>> {
-    let ledger = if args.listen.is_some() || Ledger::exists(journal) {
-        Some(Ledger::open(journal)?)
-    } else {
-        None
-    };
     let Some(listen) = &args.listen else {
-        if let Some(ledger) = &ledger {
+        if Ledger::exists(journal) {
+            let ledger = Ledger::open(journal)?;
             for recorded in ledger.recorded()? {
-                remove(ctx, client, ledger, &recorded).await;
+                remove(ctx, client, &ledger, &recorded).await;
             }
         }
         return Ok(None);
     };
-    let ledger = ledger.expect("opened for --listen");
+    let ledger = Ledger::open(journal)?;
     // Bound first: a port in use fails before anything is registered.
     let listener = tokio::net::TcpListener::bind(listen.as_str())
         .await
@@ -193,6 +189,9 @@ pub async fn prepare(
     }
     let (endpoint, secret) = match &args.webhook_secret {
         Some(secret) => {
+            WebhookSecret::new(secret)
+                .verifier()
+                .context("while reading --webhook-secret")?;
             registered(client, &base).await?;
             (Endpoint::Registered, secret.clone())
         }
