@@ -64,12 +64,18 @@ pub struct BatchRunArgs {
     /// The results go beside it, in MANIFEST.results.jsonl (or PATH.results.jsonl).
     #[arg(long, value_name = "PATH")]
     pub state: Option<PathBuf>,
+    // The webhook options are in --help only: -h stays within a screen.
     /// Receive the service's webhooks at ADDR: each wait ends on its event
     ///
     /// HOST:PORT, such as 127.0.0.1:8787 (port 0 picks a free one). Each
     /// generation's wait ends on its verified generation.completed or
     /// generation.failed, with a slow read left in case a delivery is lost.
-    #[arg(long, value_name = "ADDR", help_heading = "Webhooks")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        help_heading = "Webhooks",
+        hide_short_help = true
+    )]
     pub listen: Option<String>,
     /// With --listen: the URL that reaches ADDR from the service
     ///
@@ -79,7 +85,8 @@ pub struct BatchRunArgs {
         long,
         value_name = "URL",
         requires = "listen",
-        help_heading = "Webhooks"
+        help_heading = "Webhooks",
+        hide_short_help = true
     )]
     pub webhook_url: Option<url::Url>,
     /// With --listen: the secret of an endpoint you registered for the URL
@@ -89,7 +96,8 @@ pub struct BatchRunArgs {
         long,
         value_name = "WHSEC",
         requires = "listen",
-        help_heading = "Webhooks"
+        help_heading = "Webhooks",
+        hide_short_help = true
     )]
     pub webhook_secret: Option<String>,
 }
