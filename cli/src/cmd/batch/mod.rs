@@ -255,8 +255,26 @@ fn start<'a>(
 
 /// The command that runs this batch again.
 fn resume_command() -> String {
-    let args: Vec<String> = std::env::args()
+    resume_of(std::env::args())
+}
+
+/// The command line `args`, quoted for a shell, with the value of
+/// `--webhook-secret` left out: the command is printed, and a secret does not
+/// belong in a terminal's scrollback or a CI log.
+fn resume_of(args: impl IntoIterator<Item = String>) -> String {
+    const SECRET: &str = "--webhook-secret";
+    let mut secret_next = false;
+    let args: Vec<String> = args
+        .into_iter()
         .map(|arg| {
+            let arg = if std::mem::take(&mut secret_next) {
+                "whsec_…".to_owned()
+            } else if arg.starts_with(&format!("{SECRET}=")) {
+                format!("{SECRET}=whsec_…")
+            } else {
+                secret_next = arg == SECRET;
+                arg
+            };
             if arg
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c))
@@ -268,4 +286,24 @@ fn resume_command() -> String {
         })
         .collect();
     args.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_resume_command_is_quoted_and_leaves_the_webhook_secret_out() {
+        let args = [
+            "mediagen",
+            "batch",
+            "my jobs.txt",
+            "--webhook-secret",
+            "whsec_abc",
+            "--webhook-secret=whsec_def",
+        ];
+        let resume = super::resume_of(args.map(str::to_owned));
+        assert_eq!(
+            resume,
+            "mediagen batch 'my jobs.txt' --webhook-secret 'whsec_…' '--webhook-secret=whsec_…'"
+        );
+    }
 }
