@@ -98,7 +98,12 @@ const SET_REQUISITES: &str = "give them with `mediagen requisites set` (flags or
 const LATER: &str = "try again later";
 
 const CREATES: &[CommandId] = &[C::Generate, C::Batch];
-const TAKE_WEBHOOK_URLS: &[CommandId] = &[C::WebhooksCreate, C::WebhooksUpdate, C::WebhooksListen];
+const TAKE_WEBHOOK_URLS: &[CommandId] = &[
+    C::WebhooksCreate,
+    C::WebhooksUpdate,
+    C::WebhooksListen,
+    C::Batch,
+];
 
 /// The first row whose topic and commands fit wins: specific commands first.
 pub static TABLE: &[Row] = &[
@@ -337,6 +342,43 @@ pub static TABLE: &[Row] = &[
         topic: Topic::AnyAnswer,
         commands: Any,
         hint: LATER,
+    },
+    // A batch's journal keeps each line's end, so a rerun repeats a failure
+    // that a new generation would meet again, and creates anew only the lines
+    // that failed for now.
+    Row {
+        topic: Topic::Advice(FailureAdvice::Retry),
+        commands: Only(&[C::Batch]),
+        hint: "a temporary provider failure, and the funds were returned: run the same command \
+               again, which creates these lines anew and pays for nothing twice",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::RetryLaterOrOtherModel),
+        commands: Only(&[C::Batch]),
+        hint: "intake on the model is stopped for now, and the funds were returned: run the \
+               same command again later, which creates these lines anew, or give them another \
+               model (`mediagen models`)",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::CheckInputs),
+        commands: Only(&[C::Batch]),
+        hint: "an input could not be fetched, and the funds were returned: fix the file or link \
+               in these lines, then run the same command again; a changed line is a new line, \
+               an unchanged one keeps its failure",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::ChangeRequest),
+        commands: Only(&[C::Batch]),
+        hint: "the same line fails the same way, and the funds were returned: change the \
+               prompt, material or parameters of these lines, then run the same command again; \
+               a changed line is a new line, an unchanged one keeps its failure",
+    },
+    Row {
+        topic: Topic::Advice(FailureAdvice::Unknown),
+        commands: Only(&[C::Batch]),
+        hint: "the funds were returned; the message tells the cause. A rerun keeps the failure \
+               of an unchanged line: change a line to try it again (a changed line is a new \
+               line)",
     },
     Row {
         topic: Topic::Advice(FailureAdvice::Retry),

@@ -443,7 +443,16 @@ impl<'a> Runner<'a> {
             .enumerate()
             .map(|(index, (request, name))| Item {
                 index,
-                recorded: recorded.remove(&name),
+                // A generation that failed for a reason a new one may escape
+                // (a temporary provider failure) is no outcome to keep: the
+                // item is created anew, with a new key, since the old one
+                // would return the failure.
+                recorded: recorded.remove(&name).filter(|entry| {
+                    !entry.ended.as_ref().is_some_and(|g| {
+                        g.status == GenerationStatus::Failed
+                            && g.error_code.as_ref().is_some_and(|c| c.is_retryable())
+                    })
+                }),
                 request,
                 name,
             })

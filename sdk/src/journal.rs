@@ -56,7 +56,10 @@ impl JournalEntry {
 /// written and made durable; after it, the generation's id; when it ends, the
 /// generation as last read. A batch started again with the same journal:
 ///
-/// - an item that ended is not sent: its recorded generation is its outcome;
+/// - an item that ended is not sent: its recorded generation is its outcome,
+///   unless it failed for a reason a new generation may escape (a temporary
+///   provider failure, see [`FailureCode::is_retryable`](crate::FailureCode::is_retryable)):
+///   such an item is created anew, with a new key, and its entry starts again;
 /// - an item with an id is followed to its end, not created;
 /// - an item written down without an id (the crash came between the two) is
 ///   created again with the same key, which returns the first generation
@@ -65,20 +68,27 @@ impl JournalEntry {
 ///   is not sent ([`Error::StaleCreate`](crate::Error::StaleCreate)): it may have been paid for.
 ///
 /// The embedded journal, `SqliteJournal` (feature `journal`), is an SQLite
-/// file: each step is one transaction, committed to disk before the create is
-/// sent, so a crash at any moment leaves a journal that says either "about to
-/// create with key K" or "created as id I", never half of it; and the same
+/// file: each step is one transaction, and the one before a create is synced
+/// to disk before the create is sent, so a crash at any moment leaves a journal
+/// that says either "about to create with key K" or "created as id I", never
+/// half of it; and the same
 /// file answers the questions `mediagen batch status` asks of it. An
 /// append-only file synced per line would survive as well, but would leave
 /// every reader to fold its history and to cope with a torn last line.
 ///
-/// Each method returns once what it wrote survives a crash. An error stops
+/// [`planned`](Journal::planned) returns once what it wrote survives a power
+/// loss; [`created`](Journal::created) and [`ended`](Journal::ended) may return
+/// once it survives the process (a `kill -9`), since losing them costs a
+/// question, not a payment: the create is sent again with its key, which
+/// returns the generation, or the generation is read again. An error stops
 /// the item concerned, with [`Error::Journal`](crate::Error::Journal): a create that could not be
 /// written down first is not sent.
 pub trait Journal: Send {
     /// Every item written down so far.
     fn entries(&mut self) -> Result<Vec<JournalEntry>>;
-    /// A create of `item` is about to be sent with `idempotency_key`.
+    /// A create of `item` is about to be sent with `idempotency_key`. An item
+    /// written down before keeps its key, unless its generation ended: then the
+    /// create is a new one, and the entry starts again with the new key.
     fn planned(&mut self, item: &str, idempotency_key: &str, at: DateTime<Utc>) -> Result<()>;
     /// The create of `item` was answered: generation `id`, `cost_rub` reserved.
     fn created(&mut self, item: &str, id: Uuid, cost_rub: f64) -> Result<()>;
@@ -141,7 +151,9 @@ mod sqlite {
     use crate::model::generation::Generation;
 
     /// A journal in an SQLite file (feature `journal`): one row per item, each
-    /// step a transaction synced to disk before it returns.
+    /// step a transaction; a create's record is synced to disk before it
+    /// returns, and an id's or an end's with the next create's (one sync per
+    /// generation, not three).
     ///
     /// ```
     /// use mediagen::{Journal, SqliteJournal};
@@ -161,10 +173,11 @@ mod sqlite {
         /// Opens the journal at `path`, or makes it.
         pub fn open(path: impl AsRef<Path>) -> Result<Self> {
             let db = Connection::open(path).map_err(failed)?;
-            // FULL: each commit reaches the disk before it returns.
+            // WAL: a commit is written before it returns, so it survives the
+            // process; synced (`durable`) only when it must survive the host.
             db.execute_batch(
                 "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = FULL;
+                 PRAGMA synchronous = NORMAL;
                  CREATE TABLE IF NOT EXISTS items (
                      item TEXT PRIMARY KEY,
                      idempotency_key TEXT NOT NULL,
@@ -176,6 +189,16 @@ mod sqlite {
             )
             .map_err(failed)?;
             Ok(Self { db })
+        }
+
+        /// Whether the next commits are synced to disk before they return
+        /// (`FULL`; a sync of the write-ahead log takes the commits before it
+        /// along), or only written (`NORMAL`).
+        fn durable(&self, synced: bool) -> Result<()> {
+            let mode = if synced { "FULL" } else { "NORMAL" };
+            self.db
+                .execute_batch(&format!("PRAGMA synchronous = {mode};"))
+                .map_err(failed)
         }
     }
 
@@ -226,28 +249,35 @@ mod sqlite {
 
         fn planned(&mut self, item: &str, idempotency_key: &str, at: DateTime<Utc>) -> Result<()> {
             // A create written down before keeps its key: the key is what
-            // makes a repeat return the first generation.
-            let known: Option<String> = self
+            // makes a repeat return the first generation. One whose generation
+            // ended is created anew, under a new key.
+            let ended: Option<bool> = self
                 .db
                 .query_row(
-                    "SELECT idempotency_key FROM items WHERE item = ?1",
+                    "SELECT ended IS NOT NULL FROM items WHERE item = ?1",
                     [item],
                     |row| row.get(0),
                 )
                 .optional()
                 .map_err(failed)?;
-            if known.is_none() {
-                self.db
-                    .execute(
-                        "INSERT INTO items (item, idempotency_key, planned_at) VALUES (?1, ?2, ?3)",
-                        params![item, idempotency_key, at.to_rfc3339()],
-                    )
-                    .map_err(failed)?;
-            }
+            // Never pay for what a power loss could take back.
+            self.durable(true)?;
+            let statement = match ended {
+                None => "INSERT INTO items (item, idempotency_key, planned_at) VALUES (?1, ?2, ?3)",
+                Some(true) => {
+                    "UPDATE items SET idempotency_key = ?2, planned_at = ?3, generation_id = NULL, \
+                     cost_rub = NULL, ended = NULL WHERE item = ?1"
+                }
+                Some(false) => return Ok(()),
+            };
+            self.db
+                .execute(statement, params![item, idempotency_key, at.to_rfc3339()])
+                .map_err(failed)?;
             Ok(())
         }
 
         fn created(&mut self, item: &str, id: Uuid, cost_rub: f64) -> Result<()> {
+            self.durable(false)?;
             self.db
                 .execute(
                     "UPDATE items SET generation_id = ?2, cost_rub = ?3 WHERE item = ?1",
@@ -259,6 +289,7 @@ mod sqlite {
 
         fn ended(&mut self, item: &str, generation: &Generation) -> Result<()> {
             let json = serde_json::to_string(generation).map_err(failed)?;
+            self.durable(false)?;
             self.db
                 .execute(
                     "UPDATE items SET ended = ?2 WHERE item = ?1",

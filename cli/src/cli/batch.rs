@@ -44,7 +44,8 @@ pub struct BatchRunArgs {
     pub params: Vec<(String, serde_json::Value)>,
     /// Download each result into DIR as it ends
     ///
-    /// As the line's "output", else LINE-ID-N.EXT.
+    /// As the line's "output", else LINE-ID-N.EXT, N counting from 1. Without -o,
+    /// only the lines that name an "output" are saved, in the current directory.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Generations active at once
@@ -63,4 +64,40 @@ pub struct BatchRunArgs {
     /// The results go beside it, in MANIFEST.results.jsonl (or PATH.results.jsonl).
     #[arg(long, value_name = "PATH")]
     pub state: Option<PathBuf>,
+    // The webhook options are in --help only: -h stays within a screen.
+    /// Receive the service's webhooks at ADDR: each wait ends on its event
+    ///
+    /// HOST:PORT, such as 127.0.0.1:8787 (port 0 picks a free one). Each
+    /// generation's wait ends on its verified generation.completed or
+    /// generation.failed, with a slow read left in case a delivery is lost.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        help_heading = "Webhooks",
+        hide_short_help = true
+    )]
+    pub listen: Option<String>,
+    /// With --listen: the URL that reaches ADDR from the service
+    ///
+    /// A tunnel's public URL [default: http://ADDR/]. Without --webhook-secret the
+    /// batch registers an endpoint for it for the run, and deletes it at the end.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "listen",
+        help_heading = "Webhooks",
+        hide_short_help = true
+    )]
+    pub webhook_url: Option<url::Url>,
+    /// With --listen: the secret of an endpoint you registered for the URL
+    ///
+    /// The batch uses that endpoint and registers none.
+    #[arg(
+        long,
+        value_name = "WHSEC",
+        requires = "listen",
+        help_heading = "Webhooks",
+        hide_short_help = true
+    )]
+    pub webhook_secret: Option<String>,
 }

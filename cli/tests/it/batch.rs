@@ -29,12 +29,33 @@ fn creates(setup: &Setup) -> usize {
         .count()
 }
 
-fn results(manifest: &str) -> Vec<Value> {
+/// The rows of the results file of `manifest`.
+pub fn results(manifest: &str) -> Vec<Value> {
     std::fs::read_to_string(format!("{manifest}.results.jsonl"))
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
+}
+
+/// Starts a batch and kills it (`kill -9`) once it created `created`
+/// generations: no clean stop, the process dies between two steps, wherever
+/// it is.
+pub async fn killed_after(setup: &Setup, args: &[&str], created: usize) {
+    let mut first = tokio::process::Command::from(setup.process(args));
+    first
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut first = first.spawn().unwrap();
+    let mut events = BufReader::new(first.stdout.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < created {
+        let line = events.next_line().await.unwrap().expect("events");
+        seen += usize::from(line.contains("\"created\""));
+    }
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
 }
 
 #[tokio::test]
@@ -54,25 +75,7 @@ async fn a_batch_killed_with_sigkill_and_run_again_pays_once_per_line_and_writes
         out.as_str(),
     ];
 
-    let mut first = tokio::process::Command::from(setup.process(&args));
-    first
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    let mut first = first.spawn().unwrap();
-    let mut events = BufReader::new(first.stdout.take().unwrap()).lines();
-    let mut created = 0;
-    while created < 3 {
-        let line = events
-            .next_line()
-            .await
-            .unwrap()
-            .expect("events before the kill");
-        created += usize::from(line.contains("\"created\""));
-    }
-    // No clean stop: the process dies between two steps, wherever it is.
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
+    killed_after(&setup, &args, 3).await;
 
     let again = run(setup.cmd(&args)).await;
     assert!(again.status.success(), "{}", text(&again.stderr));
@@ -141,7 +144,7 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
 }
 
 #[tokio::test]
-async fn a_manifest_with_bad_lines_names_each_and_creates_nothing() {
+async fn a_manifest_with_bad_lines_names_every_one_in_one_pass_and_creates_nothing() {
     let setup = Setup::fast().await;
     let dir = scratch("batch-bad-lines");
     let manifest = manifest(
@@ -154,33 +157,33 @@ async fn a_manifest_with_bad_lines_names_each_and_creates_nothing() {
             "{\"model\": \"flux-schnell\", \"prompt\": \"y\", \"params\": {\"colour\": \"red\"}}",
         ],
     );
-    let output = run(setup.cmd(&["batch", "-m", "flux-schnell", manifest.as_str()])).await;
+    let output =
+        run(setup.cmd(&["--json", "batch", "-m", "flux-schnell", manifest.as_str()])).await;
 
     assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
-    assert!(stderr.contains("line 4"), "{stderr}");
-    // Unreadable lines are told first; the catalogue checks the rest once they read.
-    assert!(!stderr.contains("line 2:"), "{stderr}");
-    assert_eq!(creates(&setup), 0);
-
-    std::fs::write(
-        &manifest,
-        "a fox\n{\"model\": \"no-such-model\", \"prompt\": \"x\"}\n\
-        {\"model\": \"flux-schnell\", \"prompt\": \"y\", \"params\": {\"colour\": \"red\"}}\n",
-    )
-    .unwrap();
-    let output = run(setup.cmd(&["batch", "-m", "flux-schnell", manifest.as_str()])).await;
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = text(&output.stderr);
+    let error = crate::envelope(&output);
+    let named: Vec<u64> = error["details"]["lines"]
+        .as_array()
+        .expect("the lines named")
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(named, [3, 4, 5], "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("3 line(s)"), "{message}");
     assert!(
-        stderr.contains("line 2: the catalogue has no model"),
-        "{stderr}"
+        message.contains("line 3: the catalogue has no model"),
+        "{message}"
     );
     assert!(
-        stderr.contains("line 3: flux-schnell has no parameter \"colour\""),
-        "{stderr}"
+        message.contains("line 4: not a manifest object"),
+        "{message}"
     );
-    assert!(!stderr.contains("line 1:"), "{stderr}");
+    assert!(
+        message.contains("line 5: flux-schnell has no parameter \"colour\""),
+        "{message}"
+    );
+    assert!(!message.contains("line 2:"), "{message}");
     assert_eq!(creates(&setup), 0, "nothing was created");
 }
 

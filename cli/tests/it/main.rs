@@ -6,6 +6,7 @@
 mod api;
 mod areas;
 mod batch;
+mod batch_hooks;
 mod conventions;
 mod documented;
 mod exit_codes;

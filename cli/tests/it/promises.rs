@@ -90,7 +90,7 @@ async fn generate_wait_output_works_with_only_the_guaranteed_fields() {
     assert_eq!(result["status"], "SUCCEEDED");
     assert_eq!(result["outputUrls"][0], image);
     assert_eq!(result["idempotencyKey"].as_str().map(str::len), Some(36));
-    let saved = dir.join(format!("{id}-0.png"));
+    let saved = dir.join(format!("{id}-1.png"));
     assert_eq!(result["files"][0], json!(saved));
     assert_eq!(std::fs::read(saved).unwrap(), b"\x89PNG not really");
 }

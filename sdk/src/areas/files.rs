@@ -288,8 +288,11 @@ impl<'a> Files<'a> {
 }
 
 /// Where [`Files::download_outputs`] puts each result of `generation` in `dir`:
-/// `<generation id>-<last segment of the URL>`, so results of several generations
-/// share a folder without clashing. For downloads of your own, with progress.
+/// `<generation id>-<n>.<extension>`, numbered from 1 in the order of
+/// `outputUrls`, with the extension of the URL's last segment (none when it has
+/// none); so results of several generations share a folder without clashing,
+/// and two results whose URLs end alike do not either. The `mediagen` command
+/// names its downloads the same way. For downloads of your own, with progress.
 ///
 /// ```
 /// let generation: mediagen::Generation = serde_json::from_value(serde_json::json!({
@@ -298,7 +301,7 @@ impl<'a> Files<'a> {
 ///     "outputUrls": ["https://cdn.example/outputs/0.png"], "createdAt": "2026-11-22T10:15:30Z"
 /// }))?;
 /// let paths = mediagen::output_paths(&generation, std::path::Path::new("out"));
-/// assert_eq!(paths[0].1, std::path::Path::new("out/7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47-0.png"));
+/// assert_eq!(paths[0].1, std::path::Path::new("out/7d3f9a2e-4b1c-4e8a-9f6d-2c5b8e1a0f47-1.png"));
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 pub fn output_paths(generation: &Generation, dir: &Path) -> Vec<(String, PathBuf)> {
@@ -307,15 +310,23 @@ pub fn output_paths(generation: &Generation, dir: &Path) -> Vec<(String, PathBuf
         .iter()
         .enumerate()
         .map(|(index, url)| {
-            // The last segment only: a URL can never lead the file out of `dir`.
-            let name = reqwest::Url::parse(url)
-                .ok()
-                .and_then(|u| u.path_segments()?.next_back().map(str::to_owned))
-                .filter(|name| !name.is_empty() && name != "." && name != "..")
-                .unwrap_or_else(|| format!("{index}"));
-            (url.clone(), dir.join(format!("{}-{name}", generation.id)))
+            let name = format!("{}-{}{}", generation.id, index + 1, extension(url));
+            (url.clone(), dir.join(name))
         })
         .collect()
+}
+
+/// The extension of a URL's last segment, with its dot (`.png`), or nothing.
+/// Only letters and digits are taken, so a URL can never lead a file out of its
+/// folder.
+fn extension(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.path_segments()?.next_back().map(str::to_owned))
+        .and_then(|name| name.rsplit_once('.').map(|(_, ext)| ext.to_owned()))
+        .filter(|ext| !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(|ext| format!(".{ext}"))
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone)]

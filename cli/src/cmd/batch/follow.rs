@@ -16,7 +16,8 @@ use crate::error::Exit;
 type Downloads = JoinSet<(usize, anyhow::Result<Vec<PathBuf>>)>;
 
 /// How each line ended, in the manifest's order, once every outcome has come and
-/// every download into `output` has ended.
+/// every download has ended: into `output`, or for a line that names its
+/// `output`, into the current directory.
 pub async fn follow(
     mut outcomes: impl Stream<Item = BatchOutcome> + Unpin,
     client: &Client,
@@ -26,11 +27,20 @@ pub async fn follow(
 ) -> anyhow::Result<Vec<Ended>> {
     let mut results: Vec<Option<Ended>> = vec![None; lines.len()];
     let mut downloads = Downloads::new();
+    let here = match output {
+        None if lines.iter().any(|line| line.output.is_some()) => {
+            Some(std::env::current_dir().context("while reading the current directory")?)
+        }
+        _ => None,
+    };
     while let Some(outcome) = outcomes.next().await {
         let line = &lines[outcome.index];
         let ended = Ended::of(&outcome);
         report.ended(&ended);
-        match (&outcome.result, output) {
+        // A line that names its output is downloaded without -o as well: into
+        // the current directory, as it says (and as the start told).
+        let dir = output.or_else(|| line.output.as_ref().and(here.as_deref()));
+        match (&outcome.result, dir) {
             (Ok(generation), Some(dir)) => {
                 let (client, targets) = (client.clone(), targets(line, generation, dir));
                 let index = outcome.index;
@@ -81,18 +91,18 @@ async fn downloaded(
 }
 
 /// Where each result of `generation` goes in `dir`: the line's `output` (with
-/// `-N` before its extension when there are several), else `LINE-ID-N.EXT`.
+/// `-N` before its extension when there are several), else `LINE-` before the
+/// name `generate -o` gives it (`ID-N.EXT`); N counts from 1 everywhere.
 fn targets(line: &Line, generation: &Generation, dir: &Path) -> Vec<(String, PathBuf)> {
     let count = generation.output_urls.len();
-    generation
-        .output_urls
-        .iter()
+    mediagen::output_paths(generation, dir)
+        .into_iter()
         .enumerate()
-        .map(|(n, url)| {
-            let extension = reqwest::Url::parse(url)
-                .ok()
-                .and_then(|u| u.path_segments()?.next_back().map(str::to_owned))
-                .and_then(|name| name.rsplit_once('.').map(|(_, ext)| format!(".{ext}")))
+        .map(|(n, (url, path))| {
+            let named = path.file_name().unwrap_or_default().to_string_lossy();
+            let extension = path
+                .extension()
+                .map(|ext| format!(".{}", ext.to_string_lossy()))
                 .unwrap_or_default();
             let name = match &line.output {
                 Some(output) if count == 1 => output.clone(),
@@ -100,9 +110,9 @@ fn targets(line: &Line, generation: &Generation, dir: &Path) -> Vec<(String, Pat
                     Some((stem, ext)) => format!("{stem}-{}.{ext}", n + 1),
                     None => format!("{output}-{}{extension}", n + 1),
                 },
-                None => format!("{}-{}-{}{extension}", line.number, generation.id, n + 1),
+                None => format!("{}-{named}", line.number),
             };
-            (url.clone(), dir.join(name))
+            (url, dir.join(name))
         })
         .collect()
 }

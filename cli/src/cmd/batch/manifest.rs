@@ -90,13 +90,11 @@ pub fn text(path: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The lines of a manifest, with `model` for those that name none and
-/// `params` under each line's own; every line that cannot be read, with why.
-pub fn parse(
-    text: &str,
-    model: Option<&str>,
-    params: &[(String, Value)],
-) -> Result<Vec<Line>, Vec<Bad>> {
+/// The lines of a manifest that read, with `model` for those that name none
+/// and `params` under each line's own; and every line that cannot be read,
+/// with why. Both come whole, so that the catalogue can check the lines that
+/// read in the same pass.
+pub fn parse(text: &str, model: Option<&str>, params: &[(String, Value)]) -> (Vec<Line>, Vec<Bad>) {
     let mut lines = Vec::new();
     let mut bad = Vec::new();
     for (index, raw) in text.lines().enumerate() {
@@ -153,7 +151,7 @@ pub fn parse(
             output,
         });
     }
-    if bad.is_empty() { Ok(lines) } else { Err(bad) }
+    (lines, bad)
 }
 
 /// What the catalogue says is wrong with each line: a model it does not list,
@@ -268,12 +266,12 @@ mod tests {
     fn prompts_and_objects_are_read_and_comments_and_blank_lines_skipped() {
         let text = "# animals\n\na fox\n{\"model\": \"imagen-4\", \"prompt\": \"an owl\", \
                     \"params\": {\"resolution\": \"2k\"}, \"output\": \"owl.png\"}\n";
-        let lines = parse(
+        let (lines, bad) = parse(
             text,
             Some("flux-schnell"),
             &[("aspect_ratio".into(), "1:1".into())],
-        )
-        .unwrap();
+        );
+        assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(lines.len(), 2);
         assert_eq!(
             (lines[0].number, lines[0].model.as_str()),
@@ -288,8 +286,14 @@ mod tests {
     #[test]
     fn every_bad_line_is_named_with_its_reason() {
         let text = "a fox\n{\"prompt\": 3}\n{\"model\": \"x\", \"prompt\": \" \"}\n\
-                    {\"model\": \"x\", \"prompt\": \"y\", \"output\": \"../etc\"}\n";
-        let bad = parse(text, None, &[]).unwrap_err();
+                    {\"model\": \"x\", \"prompt\": \"y\", \"output\": \"../etc\"}\n\
+                    {\"model\": \"x\", \"prompt\": \"fine\"}\n";
+        let (lines, bad) = parse(text, None, &[]);
+        assert_eq!(
+            lines.len(),
+            1,
+            "the good line is kept for the catalogue's check"
+        );
         let numbers: Vec<usize> = bad.iter().map(|b| b.number).collect();
         assert_eq!(numbers, [1, 2, 3, 4]);
         assert!(bad[0].reason.contains("-m"), "{bad:?}");
@@ -298,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_line_moved_keeps_its_label_and_a_changed_one_gets_a_new_one() {
-        let read = |text: &str| parse(text, Some("flux-schnell"), &[]).unwrap();
+        let read = |text: &str| parse(text, Some("flux-schnell"), &[]).0;
         let before = read("a fox\na hare\n");
         let after = read("# new\na fox\na hare!\n");
         let label = |line: &Line| mediagen::item_names(&[line.request()])[0].clone();

@@ -3,6 +3,7 @@
 //! status`, which reads the journal.
 
 mod follow;
+mod hooks;
 mod manifest;
 mod report;
 mod results;
@@ -36,23 +37,31 @@ pub async fn run(ctx: &Context, args: BatchArgs) -> anyhow::Result<()> {
 }
 
 /// A run, step by step: every line checked before anything starts; the journal
-/// opened; the generations created at the service's limits and followed to their
-/// end (or until Ctrl-C); then the results written beside the journal and summed up.
+/// opened; with --listen, the webhook receiver and its endpoint made ready; the
+/// generations created at the service's limits and followed to their end (or
+/// until Ctrl-C); the run's endpoint deleted; then the results written beside
+/// the journal and summed up.
 async fn batch(ctx: &Context, args: BatchRunArgs) -> anyhow::Result<()> {
     let manifest = args.manifest.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let journal = manifest::journal_path(&manifest, args.state.as_deref())?;
+    let journal_path = manifest::journal_path(&manifest, args.state.as_deref())?;
     let lines = read_lines(ctx, &args, &manifest).await?;
-    let journal = open_journal(ctx, &journal, &lines)?;
+    tell_outputs(ctx, &args, &lines)?;
+    let journal = open_journal(ctx, &journal_path, &lines)?;
     let client = ctx.client().await?;
+    let hooks = hooks::prepare(ctx, client, &args, &journal_path).await?;
     let resume = resume_command();
 
     let report = Report::start(&ctx.out, lines.len());
     let (interrupt, stopped) = Interrupt::listen(&report, &resume)?;
     let batch = start(client, &args, &lines, journal, &report, stopped);
     let output = args.output.as_deref();
-    let ended = follow::follow(batch.stream(), client, &lines, output, &report).await?;
+    let ended = follow::follow(batch.stream(), client, &lines, output, &report).await;
     let interrupted = interrupt.end();
     report.bar.finish_and_clear();
+    if let Some(hooks) = hooks {
+        hooks.finish(ctx, client, &journal_path).await?;
+    }
+    let ended = ended?;
 
     let results = manifest::results_path(&manifest, args.state.as_deref());
     results::write_results(&results, &lines, &ended)?;
@@ -67,12 +76,7 @@ async fn read_lines(
     manifest: &Path,
 ) -> anyhow::Result<Vec<Line>> {
     let text = manifest::text(manifest)?;
-    let mut bad = Vec::new();
-    let lines =
-        manifest::parse(&text, args.model.as_deref(), &args.params).unwrap_or_else(|errors| {
-            bad = errors;
-            Vec::new()
-        });
+    let (lines, mut bad) = manifest::parse(&text, args.model.as_deref(), &args.params);
     if bad.is_empty() && lines.is_empty() {
         return Err(Failure::new(
             Exit::Usage,
@@ -82,10 +86,12 @@ async fn read_lines(
         .hint("write one prompt per line (with -m), or one JSON object per line")
         .into());
     }
-    if bad.is_empty() {
-        // The catalogue, when it can be read: the service checks what it cannot.
+    // The catalogue, when it can be read, checks every line that reads, in the
+    // same pass as the lines that do not: one refusal names them all. The
+    // service checks what it cannot.
+    if !lines.is_empty() {
         match ctx.public_client().await?.catalog().get().await {
-            Ok(catalog) => bad = manifest::check(&lines, &catalog),
+            Ok(catalog) => bad.extend(manifest::check(&lines, &catalog)),
             Err(err) => ctx.out.note(format!(
                 "the catalogue could not be read ({err}); the service checks each line as it is created"
             )),
@@ -94,6 +100,7 @@ async fn read_lines(
     if bad.is_empty() {
         return Ok(lines);
     }
+    bad.sort_by_key(|b| b.number);
     let listed: Vec<String> = bad
         .iter()
         .map(|Bad { number, reason }| format!("  line {number}: {reason}"))
@@ -117,6 +124,30 @@ async fn read_lines(
             .collect::<Vec<_>>(),
     )
     .into())
+}
+
+/// Without -o, the lines that name an `output` are still downloaded, into the
+/// current directory: told before anything starts, so that no file comes as a
+/// surprise.
+fn tell_outputs(ctx: &Context, args: &BatchRunArgs, lines: &[Line]) -> anyhow::Result<()> {
+    if args.output.is_some() {
+        return Ok(());
+    }
+    let named: Vec<String> = lines
+        .iter()
+        .filter(|line| line.output.is_some())
+        .map(|line| line.number.to_string())
+        .collect();
+    if !named.is_empty() {
+        let here = std::env::current_dir().context("while reading the current directory")?;
+        ctx.out.note(format!(
+            "line(s) {} name an \"output\": saved in the current directory, {}, as each \
+             ends (-o DIR saves every line's results in DIR)",
+            named.join(", "),
+            here.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The journal at `path`, opened; the lines of an earlier run that are no longer
@@ -224,8 +255,26 @@ fn start<'a>(
 
 /// The command that runs this batch again.
 fn resume_command() -> String {
-    let args: Vec<String> = std::env::args()
+    resume_of(std::env::args())
+}
+
+/// The command line `args`, quoted for a shell, with the value of
+/// `--webhook-secret` left out: the command is printed, and a secret does not
+/// belong in a terminal's scrollback or a CI log.
+fn resume_of(args: impl IntoIterator<Item = String>) -> String {
+    const SECRET: &str = "--webhook-secret";
+    let mut secret_next = false;
+    let args: Vec<String> = args
+        .into_iter()
         .map(|arg| {
+            let arg = if std::mem::take(&mut secret_next) {
+                "whsec_…".to_owned()
+            } else if arg.starts_with(&format!("{SECRET}=")) {
+                format!("{SECRET}=whsec_…")
+            } else {
+                secret_next = arg == SECRET;
+                arg
+            };
             if arg
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c))
@@ -237,4 +286,24 @@ fn resume_command() -> String {
         })
         .collect();
     args.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_resume_command_is_quoted_and_leaves_the_webhook_secret_out() {
+        let args = [
+            "mediagen",
+            "batch",
+            "my jobs.txt",
+            "--webhook-secret",
+            "whsec_abc",
+            "--webhook-secret=whsec_def",
+        ];
+        let resume = super::resume_of(args.map(str::to_owned));
+        assert_eq!(
+            resume,
+            "mediagen batch 'my jobs.txt' --webhook-secret 'whsec_…' '--webhook-secret=whsec_…'"
+        );
+    }
 }

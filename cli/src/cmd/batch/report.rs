@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use indicatif::ProgressBar;
-use mediagen::{BatchEvent, BatchOutcome, BatchProgress, Error, Generation, GenerationStatus};
+use mediagen::{
+    BatchEvent, BatchOutcome, BatchProgress, Error, FailureCode, Generation, GenerationStatus,
+};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -21,6 +23,9 @@ pub struct Ended {
     pub cost_rub: Option<f64>,
     pub files: Vec<PathBuf>,
     pub code: Option<String>,
+    /// The generation's failure code, when it ended `FAILED`: what the next
+    /// step depends on.
+    pub failure: Option<FailureCode>,
     pub message: Option<String>,
     pub request_id: Option<String>,
     /// Why it was not started, when it was not.
@@ -52,6 +57,7 @@ impl Ended {
                     code: generation
                         .and_then(|g| g.error_code.as_ref().map(ToString::to_string))
                         .or_else(|| Some(failure.code.clone())),
+                    failure: generation.and_then(|g| g.error_code.clone()),
                     message: Some(failure.message.clone()),
                     request_id: failure.request_id.clone(),
                     exit: Some(failure.exit),

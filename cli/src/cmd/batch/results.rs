@@ -1,6 +1,7 @@
 //! The end of a batch: the results file beside the journal, the summary, and the
 //! exit code.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -8,8 +9,10 @@ use serde_json::json;
 
 use super::manifest::Line;
 use super::report::Ended;
+use crate::cli::CommandId;
 use crate::cmd::context::Context;
 use crate::error::{Exit, Failure};
+use crate::hint::{self, Topic};
 use crate::output;
 
 /// One object per line of the manifest, in its order, written whole and then
@@ -83,20 +86,6 @@ pub fn summarize(
     if ctx.out.is_json() {
         ctx.out.json_line(&summary)?;
     }
-    let list = |numbers: &[usize]| -> String {
-        let shown: Vec<String> = numbers.iter().take(20).map(ToString::to_string).collect();
-        let more = numbers.len().saturating_sub(20);
-        format!(
-            "line{} {}{}",
-            if numbers.len() == 1 { "" } else { "s" },
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )
-    };
     let mut text = format!(
         "{} of {} line(s) succeeded · {} spent · results in {}",
         succeeded.len(),
@@ -145,7 +134,70 @@ pub fn summarize(
     match exit {
         None => Ok(()),
         Some((exit, code, message)) => Err(Failure::new(exit, code, message)
-            .hint(format!("the journal keeps what was paid for: `{resume}` runs what is left, paying for nothing twice"))
+            .hint(next_steps(lines, ended, resume))
             .into()),
     }
+}
+
+/// What to do next: for the lines whose generation failed, the hint of their
+/// failure code (a rerun creates anew only what failed for now; what fails the
+/// same way again needs a changed line); for the rest (refused, left out, not
+/// reached), the rerun that goes on.
+fn next_steps(lines: &[Line], ended: &[Ended], resume: &str) -> String {
+    let mut steps: Vec<(&str, Vec<usize>, BTreeSet<String>)> = Vec::new();
+    let mut rest = false;
+    for (line, ended) in lines.iter().zip(ended) {
+        if state_of(ended) == "succeeded" {
+            continue;
+        }
+        let Some(failure) = &ended.failure else {
+            rest = true;
+            continue;
+        };
+        let Some(hint) = hint::hint(&Topic::Failed(failure.clone()), CommandId::Batch) else {
+            rest = true;
+            continue;
+        };
+        match steps.iter_mut().find(|(h, _, _)| *h == hint) {
+            Some((_, numbers, codes)) => {
+                numbers.push(line.number);
+                codes.insert(failure.to_string());
+            }
+            None => steps.push((
+                hint,
+                vec![line.number],
+                BTreeSet::from([failure.to_string()]),
+            )),
+        }
+    }
+    let mut told: Vec<String> = steps
+        .into_iter()
+        .map(|(hint, numbers, codes)| {
+            let codes: Vec<String> = codes.into_iter().collect();
+            format!("{} ({}): {hint}", list(&numbers), codes.join(", "))
+        })
+        .collect();
+    if rest {
+        told.push(format!(
+            "the journal keeps what was paid for: `{resume}` runs what is left, paying for \
+             nothing twice"
+        ));
+    }
+    told.join("\n        ")
+}
+
+/// `line 3` or `lines 1, 2, 4`, the first 20 of them.
+fn list(numbers: &[usize]) -> String {
+    let shown: Vec<String> = numbers.iter().take(20).map(ToString::to_string).collect();
+    let more = numbers.len().saturating_sub(20);
+    format!(
+        "line{} {}{}",
+        if numbers.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, manifest: &Path, state: Option<&Path>) -> anyhow::Resu
     // The lines as the manifest has them now, known by their text: a line
     // without a model of its own reads as any.
     let text = manifest::text(manifest)?;
-    let lines = manifest::parse(&text, Some("-"), &[]).unwrap_or_default();
+    let (lines, _) = manifest::parse(&text, Some("-"), &[]);
     let names = item_names(&lines.iter().map(Line::request).collect::<Vec<_>>());
     let entries: HashMap<String, JournalEntry> = SqliteJournal::open(&journal_path)?
         .entries()?
