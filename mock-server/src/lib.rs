@@ -33,8 +33,13 @@ mod worker;
 mod world;
 mod worlds;
 
+pub use clock::ClockView;
 pub use config::{ClockMode, Config, Responses};
-pub use control::deliveries::{Delivery, DeliveryAttempt};
+pub use control::ops::billing::{Paid, TopupView};
+pub use control::ops::deliveries::{Delivery, DeliveryAttempt};
+pub use control::ops::settings::{DnsSet, ModelStateSet, Settings, SettingsUpdate};
+pub use control::ops::users::{CreateUser, NewKey, UserView};
+pub use control::ops::worlds::WorldView;
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
@@ -42,10 +47,11 @@ pub use domain::fault::{Fault, FaultView};
 pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
+pub use error::ControlError;
 pub use events::{Event, EventKind, EventStream, Missed};
 pub use server::{MockServer, MockServerBuilder};
-pub use store::{LoggedRequest, NewUser, OutboxMessage};
-pub use world::{ClockView, FaultHandle, GenerationRecord, Settings, UserView, World};
+pub use store::{KeyView, LoggedRequest, NewUser, OutboxMessage};
+pub use world::{FaultHandle, GenerationRecord, World};
 pub use worlds::WorldSettings;
 
 /// The whole mock: the service's routes, the result files and the control API.
@@ -90,6 +96,7 @@ pub(crate) async fn run(
     let worker = tokio::spawn(worker::run(root.clone()));
     let app = build_app(root)
         .merge(worlds.router())
+        .merge(control::worlds_router(&worlds))
         .into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)

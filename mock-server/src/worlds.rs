@@ -14,21 +14,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, delete, post};
+use axum::routing::any;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::config::{ClockMode, Responses};
-use crate::control::ControlJson;
 use crate::domain::refusal::Missing;
-use crate::error::{ApiError, Result};
-use crate::extract::Path;
+use crate::error::{ApiError, ControlError};
 use crate::state::AppState;
-use crate::wire::timestamp;
 
 /// The settings a world starts with (`POST /_mock/worlds`); what is not given
 /// is the server's own.
@@ -47,10 +43,6 @@ pub struct WorldSettings {
     pub demo_user: Option<bool>,
     /// The demo user's balance in roubles.
     pub demo_balance_rub: Option<f64>,
-}
-
-impl crate::control::ControlBody for WorldSettings {
-    const SCHEMA: &'static str = "WorldSettings";
 }
 
 /// The worlds of one server, its root included; cheap to clone.
@@ -106,7 +98,10 @@ impl Worlds {
 
     /// Makes a world with `settings` over the root's configuration, its worker
     /// running; refused past the configured number of worlds.
-    pub(crate) fn create(&self, settings: WorldSettings) -> Result<(String, AppState)> {
+    pub(crate) fn create(
+        &self,
+        settings: WorldSettings,
+    ) -> Result<(String, AppState), ControlError> {
         let root = &self.inner.root;
         let limit = root.config().max_worlds;
         let mut config = root.config().clone();
@@ -135,12 +130,9 @@ impl Worlds {
         state.set_base_url(format!("{}/worlds/{id}", root.base_url()));
         let mut worlds = self.entries();
         if worlds.len() >= limit {
-            return Err(ApiError::RateLimited {
-                message: format!(
-                    "Maximum {limit} worlds; delete one with DELETE /_mock/worlds/{{id}}"
-                ),
-                window: None,
-            });
+            return Err(ControlError::TooManyWorlds(format!(
+                "Maximum {limit} worlds; delete one with DELETE /_mock/worlds/{{id}}"
+            )));
         }
         let worker = tokio::spawn(crate::worker::run(state.clone())).abort_handle();
         worlds.insert(
@@ -161,16 +153,8 @@ impl Worlds {
         self.entries().remove(id).is_some()
     }
 
-    /// Every world beside the root, oldest first: its id and base URL.
-    pub(crate) fn list(&self) -> Vec<(String, String)> {
-        self.listed()
-            .into_iter()
-            .map(|(id, base_url, _)| (id, base_url))
-            .collect()
-    }
-
     /// Every world beside the root, oldest first: its id, base URL and birth.
-    fn listed(&self) -> Vec<(String, String, DateTime<Utc>)> {
+    pub(crate) fn listed(&self) -> Vec<(String, String, DateTime<Utc>)> {
         let mut worlds: Vec<_> = self
             .entries()
             .iter()
@@ -190,20 +174,11 @@ impl Worlds {
         self.entries().get(id).map(|entry| entry.app.clone())
     }
 
-    /// The routes of the root that reach the other worlds: `/worlds/{id}/…`,
-    /// and `/_mock/worlds` behind the control API's guard.
+    /// The routes of the root that reach the other worlds: `/worlds/{id}/…`.
     pub(crate) fn router(&self) -> Router {
-        let control = Router::new()
-            .route("/_mock/worlds", post(create_world).get(list_worlds))
-            .route("/_mock/worlds/{id}", delete(delete_world))
-            .layer(axum::middleware::from_fn_with_state(
-                self.inner.root.clone(),
-                crate::control::require_admin_token,
-            ));
         Router::new()
             .route("/worlds/{id}", any(enter))
             .route("/worlds/{id}/{*rest}", any(enter))
-            .merge(control)
             .with_state(self.clone())
     }
 }
@@ -237,36 +212,5 @@ async fn enter(State(worlds): State<Worlds>, request: Request) -> Response {
     match app.oneshot(inner).await {
         Ok(response) => response,
         Err(never) => match never {},
-    }
-}
-
-async fn create_world(
-    State(worlds): State<Worlds>,
-    ControlJson(settings): ControlJson<WorldSettings>,
-) -> Result<(StatusCode, axum::Json<Value>)> {
-    let (id, state) = worlds.create(settings)?;
-    let mut answer = json!({"id": id, "baseUrl": state.base_url()});
-    if state.config().demo_user {
-        answer["demoApiKey"] = json!(state.demo_api_key());
-    }
-    Ok((StatusCode::CREATED, axum::Json(answer)))
-}
-
-async fn list_worlds(State(worlds): State<Worlds>) -> axum::Json<Value> {
-    let data: Vec<Value> = worlds
-        .listed()
-        .into_iter()
-        .map(|(id, base_url, created_at)| {
-            json!({"id": id, "baseUrl": base_url, "createdAt": timestamp(created_at)})
-        })
-        .collect();
-    axum::Json(json!({ "data": data }))
-}
-
-async fn delete_world(State(worlds): State<Worlds>, Path(id): Path<String>) -> Result<StatusCode> {
-    if worlds.delete(&id) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(Missing::World(id).into())
     }
 }

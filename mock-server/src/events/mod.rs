@@ -384,7 +384,7 @@ impl crate::World {
     /// # async fn main() {
     /// let mock = MockServer::start().await;
     /// let mut events = mock.stream_events();
-    /// mock.advance_clock(5.0);
+    /// mock.advance_clock(5.0).expect("a manual clock");
     /// let event = events.recv().await.expect("nothing missed");
     /// assert!(matches!(event.kind, EventKind::Clock { .. }));
     /// assert_eq!(event.at, mock.now());

@@ -15,3 +15,16 @@ use chrono::{DateTime, SecondsFormat, Utc};
 pub fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
+
+/// Serializes a time as [`timestamp`] writes it (`#[serde(serialize_with)]`).
+pub fn at<S: serde::Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&timestamp(*at))
+}
+
+/// Serializes a time that may be absent as [`timestamp`] writes it, `null` when absent.
+pub fn maybe_at<S: serde::Serializer>(
+    at: &Option<DateTime<Utc>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&at.map(timestamp), serializer)
+}

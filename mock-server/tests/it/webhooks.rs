@@ -15,7 +15,8 @@ const HOOK: &str = "https://hooks.example.com/mediagen";
 async fn app() -> App {
     let app = App::start().await;
     app.mock
-        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])]);
+        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])])
+        .unwrap();
     app
 }
 
@@ -158,7 +159,8 @@ async fn private_addresses_in_any_spelling_are_refused() {
 async fn a_name_resolving_to_a_private_address_is_refused() {
     let app = app().await;
     app.mock
-        .set_dns("internal.example.com", vec![IpAddr::from([10, 0, 0, 7])]);
+        .set_dns("internal.example.com", vec![IpAddr::from([10, 0, 0, 7])])
+        .unwrap();
     refused_with(
         &app,
         "https://internal.example.com/hook",
@@ -171,7 +173,9 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
 async fn a_name_that_does_not_resolve_is_refused() {
     let app = app().await;
     // An empty answer, pinned, so the test sends no DNS query off the machine.
-    app.mock.set_dns("no-such-host.invalid", Vec::new());
+    app.mock
+        .set_dns("no-such-host.invalid", Vec::new())
+        .unwrap();
     refused_with(
         &app,
         "https://no-such-host.invalid/hook",
@@ -298,7 +302,7 @@ async fn another_users_endpoint_is_404() {
         .as_str()
         .expect("id")
         .to_owned();
-    let other = app.mock.create_user(10.0);
+    let other = app.mock.create_user(10.0).unwrap();
     for (method, path) in [
         (Method::GET, format!("/v1/webhook-endpoints/{id}")),
         (Method::DELETE, format!("/v1/webhook-endpoints/{id}")),

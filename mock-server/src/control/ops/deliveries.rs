@@ -1,18 +1,14 @@
-//! What the mock sent: every webhook message with its attempts, the same
-//! records through `GET /_mock/deliveries` and through
-//! [`World::list_deliveries`](crate::World::list_deliveries).
+//! `list_deliveries`: what the mock sent, every webhook message with its attempts.
 
-use axum::Json;
-use axum::extract::State;
 use chrono::{DateTime, Utc};
-use serde::{Serialize, Serializer};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::UserId;
 use crate::domain::webhook::{Attempt, Message};
 use crate::state::AppState;
-use crate::wire::timestamp;
+use crate::wire::{at, maybe_at};
 
 /// A webhook message the mock queued for one endpoint, with its attempts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,22 +99,7 @@ impl DeliveryAttempt {
     }
 }
 
-/// Times as the control API writes them, like the service's: RFC 3339 in
-/// milliseconds.
-fn at<S: Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&timestamp(*at))
-}
-
-fn maybe_at<S: Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
-    at.map(timestamp).serialize(serializer)
-}
-
 /// Every message the mock queued, oldest first.
-pub(crate) fn deliveries(state: &AppState) -> Vec<Delivery> {
+pub(crate) fn list_deliveries(state: &AppState) -> Vec<Delivery> {
     state.store().messages().map(Delivery::of).collect()
-}
-
-/// `GET /_mock/deliveries`.
-pub(super) async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "data": deliveries(&state) }))
 }

@@ -1,0 +1,96 @@
+//! Worlds: `create_world`, `list_worlds` and `delete_world`, on the server's root.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::ControlError;
+use crate::state::AppState;
+use crate::worlds::{WorldSettings, Worlds};
+
+/// A world just made (`POST /_mock/worlds`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NewWorld {
+    pub(crate) id: String,
+    pub(crate) base_url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) demo_api_key: Option<String>,
+    /// The world itself, for the Rust face to hand out.
+    #[serde(skip)]
+    pub(crate) state: AppState,
+}
+
+/// A world beside the root (`GET /_mock/worlds`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct WorldView {
+    /// Its id, for `DELETE /_mock/worlds/{id}`.
+    pub id: String,
+    /// Where it serves: `{root}/worlds/{id}`.
+    pub base_url: String,
+    /// When it was made, on the root's wall clock.
+    #[serde(serialize_with = "crate::wire::at")]
+    pub created_at: DateTime<Utc>,
+}
+
+/// Makes a world with `settings` over the server's own.
+pub(crate) fn create_world(
+    worlds: &Worlds,
+    settings: WorldSettings,
+) -> Result<NewWorld, ControlError> {
+    if settings
+        .time_scale
+        .is_some_and(|s| !(s.is_finite() && s > 0.0))
+    {
+        return Err(ControlError::invalid(
+            "/timeScale",
+            "exclusiveMinimum",
+            "timeScale must be a number above 0",
+        ));
+    }
+    if settings
+        .demo_balance_rub
+        .is_some_and(|rub| !(rub.is_finite() && rub >= 0.0))
+    {
+        return Err(ControlError::invalid(
+            "/demoBalanceRub",
+            "minimum",
+            "demoBalanceRub must be a number of at least 0",
+        ));
+    }
+    let (id, state) = worlds.create(settings)?;
+    Ok(NewWorld {
+        id,
+        base_url: state.base_url().to_owned(),
+        demo_api_key: state
+            .config()
+            .demo_user
+            .then(|| state.demo_api_key().to_owned()),
+        state,
+    })
+}
+
+/// Every world beside the root, oldest first.
+pub(crate) fn list_worlds(worlds: &Worlds) -> Vec<WorldView> {
+    worlds
+        .listed()
+        .into_iter()
+        .map(|(id, base_url, created_at)| WorldView {
+            id,
+            base_url,
+            created_at,
+        })
+        .collect()
+}
+
+/// Ends a world and frees its memory.
+pub(crate) fn delete_world(worlds: &Worlds, id: &str) -> Result<(), ControlError> {
+    if worlds.delete(id) {
+        Ok(())
+    } else {
+        Err(ControlError::NotFound(
+            crate::domain::refusal::Missing::World(id.to_owned()).to_string(),
+        ))
+    }
+}
