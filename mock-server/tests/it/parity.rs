@@ -9,7 +9,7 @@
 //! the answers are compared. An operation of the contract that this file does
 //! not drive through both faces fails the test.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use mediagen_mock_server::{
     ControlError, CreateUser, Fault, ForcedOutcome, MockServer, ModelState, OutcomeKind, Scope,
@@ -48,6 +48,8 @@ struct Faces {
     mock: MockServer,
     http: reqwest::Client,
     fixture: Fixture,
+    /// Per operation, the success status of the contract and its schema.
+    answers: HashMap<String, (u16, Option<String>)>,
 }
 
 /// Operations for people, with no method in the Rust face.
@@ -73,13 +75,14 @@ const WITHOUT_INPUT: [&str; 12] = [
 
 #[tokio::test]
 async fn every_control_operation_answers_and_refuses_alike_through_both_faces() {
-    let faces = Faces::start().await;
+    let mut faces = Faces::start().await;
     let document = mediagen_openapi::mock_control_document().expect("the control contract");
     let mut operations = BTreeSet::new();
     for item in document["paths"].as_object().expect("paths").values() {
         for operation in item.as_object().expect("a path item").values() {
             if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
                 operations.insert(id.to_owned());
+                faces.answers.insert(id.to_owned(), success(operation));
             }
         }
     }
@@ -160,6 +163,7 @@ impl Faces {
             mock,
             http,
             fixture,
+            answers: HashMap::new(),
         }
     }
 
@@ -202,22 +206,29 @@ impl Faces {
         }
     }
 
-    /// The valid input: the Rust face's answer is what the HTTP face serializes.
+    /// The valid input: the Rust face's answer is what the HTTP face
+    /// serializes, with the status and in the schema the contract gives.
     async fn check(
         &self,
         operation: &str,
-        status: u16,
         rust: impl FnOnce(&World) -> Result<Value, ControlError>,
         call: Call<'_>,
     ) {
         let (r, h) = (self.world().await, self.world().await);
         let answer = rust(&r).unwrap_or_else(|e| panic!("{operation} through Rust: {e:?}"));
         let reply = self.send(&h.uri(), call).await;
+        let (status, schema) = &self.answers[operation];
         assert_eq!(
-            reply.status, status,
+            reply.status, *status,
             "{operation} over HTTP: {}",
             reply.body
         );
+        if let Some(schema) = schema {
+            let control = mediagen_mock_server::contract::ContractSchemas::control();
+            if let Err(fields) = control.validate(schema, &reply.body) {
+                panic!("{operation}: {} is not a {schema}: {fields:#?}", reply.body);
+            }
+        }
         assert_eq!(
             masked(answer),
             masked(reply.body),
@@ -248,7 +259,7 @@ impl Faces {
         let nobody = Uuid::new_v4();
         match operation {
             "get_clock" => {
-                self.check(operation, 200, |w| ok(w.get_clock()), get("/_mock/clock"))
+                self.check(operation, |w| ok(w.get_clock()), get("/_mock/clock"))
                     .await;
                 false
             }
@@ -256,7 +267,6 @@ impl Faces {
                 let path = "/_mock/clock/advance";
                 self.check(
                     operation,
-                    200,
                     |w| ok(w.advance_clock(5.0)?),
                     post(path, json!({"seconds": 5})),
                 )
@@ -272,7 +282,6 @@ impl Faces {
                 let body = json!({"state": "disabled"});
                 self.check(
                     operation,
-                    200,
                     |w| ok(w.set_model_state("flux-schnell", ModelState::Disabled)?),
                     post("/_mock/models/flux-schnell/state", body.clone()),
                 )
@@ -295,7 +304,6 @@ impl Faces {
                 let body = |slug: &str| json!({"userId": user, "modelSlug": slug, "outcome": "succeed", "count": 2});
                 self.check(
                     operation,
-                    201,
                     |w| ok(w.force_outcome(rule("flux-schnell"))?),
                     post("/_mock/outcomes", body("flux-schnell")),
                 )
@@ -308,13 +316,8 @@ impl Faces {
                 .await
             }
             "get_settings" => {
-                self.check(
-                    operation,
-                    200,
-                    |w| ok(w.get_settings()),
-                    get("/_mock/settings"),
-                )
-                .await;
+                self.check(operation, |w| ok(w.get_settings()), get("/_mock/settings"))
+                    .await;
                 false
             }
             "update_settings" => {
@@ -328,7 +331,6 @@ impl Faces {
                     |seconds: f64| json!({"createLatencySeconds": seconds, "autoPaySeconds": null});
                 self.check(
                     operation,
-                    200,
                     |w| ok(w.update_settings(update(2.5))?),
                     put("/_mock/settings", body(2.5)),
                 )
@@ -342,20 +344,19 @@ impl Faces {
             }
             "list_requests" => {
                 let call = get("/_mock/requests");
-                self.check(operation, 200, |w| data(w.list_requests()), call)
+                self.check(operation, |w| data(w.list_requests()), call)
                     .await;
                 false
             }
             "list_deliveries" => {
                 let call = get("/_mock/deliveries");
-                self.check(operation, 200, |w| data(w.list_deliveries()), call)
+                self.check(operation, |w| data(w.list_deliveries()), call)
                     .await;
                 false
             }
             "list_outbox" => {
                 let call = get("/_mock/outbox");
-                self.check(operation, 200, |w| data(w.list_outbox()), call)
-                    .await;
+                self.check(operation, |w| data(w.list_outbox()), call).await;
                 false
             }
             "set_dns" => {
@@ -363,7 +364,6 @@ impl Faces {
                 let body = |host: &str| json!({"host": host, "addresses": ["93.184.216.34"]});
                 self.check(
                     operation,
-                    200,
                     |w| {
                         let (host, addresses) = pin("hooks.example.com");
                         ok(w.set_dns(&host, addresses)?)
@@ -383,14 +383,13 @@ impl Faces {
             }
             "reset" => {
                 let call = post("/_mock/reset", json!({}));
-                self.check(operation, 204, |w| ok(w.reset()), call).await;
+                self.check(operation, |w| ok(w.reset()), call).await;
                 false
             }
             "create_user" => {
                 let body = |rub: f64| json!({"balanceRub": rub, "email": "new@example.com"});
                 self.check(
                     operation,
-                    201,
                     |w| ok(w.create_user(CreateUser::new(12.5).email("new@example.com"))?),
                     post("/_mock/users", body(12.5)),
                 )
@@ -407,7 +406,7 @@ impl Faces {
                     format!("/_mock/users/{user}"),
                     format!("/_mock/users/{nobody}"),
                 );
-                self.check(operation, 200, |w| ok(w.get_user(user)?), get(&path))
+                self.check(operation, |w| ok(w.get_user(user)?), get(&path))
                     .await;
                 let call = get(&missing);
                 self.refuse(operation, |w| ok(w.get_user(nobody)?), call)
@@ -421,7 +420,6 @@ impl Faces {
                 let body = json!({"scope": "read_only"});
                 self.check(
                     operation,
-                    201,
                     |w| ok(w.create_key(user, Scope::ReadOnly)?),
                     post(&path, body.clone()),
                 )
@@ -437,7 +435,6 @@ impl Faces {
                 let path = format!("/_mock/users/{user}/balance");
                 self.check(
                     operation,
-                    200,
                     |w| ok(w.set_balance(user, 42.0)?),
                     put(&path, json!({"balanceRub": 42})),
                 )
@@ -452,7 +449,7 @@ impl Faces {
             "revoke_key" => {
                 let part = f.public_part.clone();
                 let path = format!("/_mock/keys/{part}");
-                self.check(operation, 204, |w| ok(w.revoke_key(&part)?), delete(&path))
+                self.check(operation, |w| ok(w.revoke_key(&part)?), delete(&path))
                     .await;
                 let call = delete("/_mock/keys/mg_live_nosuchkey");
                 self.refuse(operation, |w| ok(w.revoke_key("mg_live_nosuchkey")?), call)
@@ -470,7 +467,6 @@ impl Faces {
                 };
                 self.check(
                     operation,
-                    201,
                     |w| ok(w.inject_fault(fault(503))?),
                     post("/_mock/faults", body(503)),
                 )
@@ -484,20 +480,18 @@ impl Faces {
             }
             "list_faults" => {
                 let call = get("/_mock/faults");
-                self.check(operation, 200, |w| data(w.list_faults()), call)
-                    .await;
+                self.check(operation, |w| data(w.list_faults()), call).await;
                 false
             }
             "clear_faults" => {
                 let call = delete("/_mock/faults");
-                self.check(operation, 204, |w| ok(w.clear_faults()), call)
-                    .await;
+                self.check(operation, |w| ok(w.clear_faults()), call).await;
                 false
             }
             "remove_fault" => {
                 let id = f.fault.clone();
                 let path = format!("/_mock/faults/{id}");
-                self.check(operation, 204, |w| ok(w.remove_fault(&id)?), delete(&path))
+                self.check(operation, |w| ok(w.remove_fault(&id)?), delete(&path))
                     .await;
                 let call = delete("/_mock/faults/flt_0000000000000000");
                 self.refuse(
@@ -513,7 +507,7 @@ impl Faces {
                     format!("/_mock/invoices/{nobody}/pay"),
                 );
                 let call = post(&path, json!({}));
-                self.check(operation, 200, |w| ok(w.pay_invoice(invoice)?), call)
+                self.check(operation, |w| ok(w.pay_invoice(invoice)?), call)
                     .await;
                 let call = post(&missing, json!({}));
                 self.refuse(operation, |w| ok(w.pay_invoice(nobody)?), call)
@@ -530,22 +524,20 @@ impl Faces {
                     format!("/_mock/topups/{nobody}/{verb}"),
                 );
                 let call = post(&path, json!({}));
-                self.check(operation, 200, |w| ok(settle(w, topup)?), call)
-                    .await;
+                self.check(operation, |w| ok(settle(w, topup)?), call).await;
                 let call = post(&missing, json!({}));
                 self.refuse(operation, |w| ok(settle(w, nobody)?), call)
                     .await
             }
             "get_snapshot" => {
                 let call = get("/_mock/snapshot");
-                self.check(operation, 200, |w| ok(w.get_snapshot()), call)
-                    .await;
+                self.check(operation, |w| ok(w.get_snapshot()), call).await;
                 false
             }
             "put_snapshot" => {
                 let snapshot = f.snapshot.clone();
                 let call = put("/_mock/snapshot", snapshot.clone());
-                self.check(operation, 204, |w| ok(w.put_snapshot(snapshot)?), call)
+                self.check(operation, |w| ok(w.put_snapshot(snapshot)?), call)
                     .await;
                 let broken = json!({"format": "something else"});
                 let call = put("/_mock/snapshot", broken.clone());
@@ -690,6 +682,21 @@ impl Faces {
         self.done(&[&world]);
         refused
     }
+}
+
+/// The one 2xx status of an operation of the contract, and the name of its
+/// JSON schema (none for an empty answer or a page).
+fn success(operation: &Value) -> (u16, Option<String>) {
+    let responses = operation["responses"].as_object().expect("responses");
+    let (status, response) = responses
+        .iter()
+        .find(|(status, _)| status.starts_with('2'))
+        .expect("a success answer");
+    let schema = response["content"]["application/json"]["schema"]["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .map(str::to_owned);
+    (status.parse().expect("a status"), schema)
 }
 
 fn post(path: &str, body: Value) -> Call<'_> {
