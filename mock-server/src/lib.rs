@@ -39,7 +39,6 @@ pub use control::ops::billing::{Paid, TopupView};
 pub use control::ops::deliveries::{Delivery, DeliveryAttempt};
 pub use control::ops::settings::{DnsSet, ModelStateSet, Settings, SettingsUpdate};
 pub use control::ops::users::{CreateUser, NewKey, UserView};
-pub use control::ops::worlds::WorldView;
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
@@ -53,6 +52,7 @@ pub use server::{MockServer, MockServerBuilder};
 pub use store::{KeyView, LoggedRequest, NewUser, OutboxMessage};
 pub use world::{FaultHandle, GenerationRecord, World};
 pub use worlds::WorldSettings;
+pub use worlds::control::WorldView;
 
 /// The whole mock: the service's routes, the result files and the control API.
 pub(crate) fn build_app(state: AppState) -> Router {
@@ -72,7 +72,7 @@ pub(crate) fn build_app(state: AppState) -> Router {
                 )),
         )
         .merge(control::router(&state))
-        .merge(events::stream::router())
+        .merge(control::events::router())
         .merge(ui::router())
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
@@ -96,7 +96,7 @@ pub(crate) async fn run(
     let worker = tokio::spawn(worker::run(root.clone()));
     let app = build_app(root)
         .merge(worlds.router())
-        .merge(control::worlds_router(&worlds))
+        .merge(worlds::control::router(&worlds))
         .into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)

@@ -10,11 +10,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::config::{ClockMode, Config, Responses};
-use crate::control::ops;
-use crate::control::ops::worlds::WorldView;
 use crate::error::ControlError;
 use crate::state::AppState;
 use crate::world::World;
+use crate::worlds::control::{self as ops, WorldView};
 use crate::worlds::{WorldSettings, Worlds};
 
 /// A running mock server for tests: on 127.0.0.1 with a free port, stopped on
@@ -184,23 +183,23 @@ impl Deref for MockServer {
 }
 
 // Operations of the control contract, one method each, named by operationId.
-// Each is the operation of `control::ops` the HTTP face calls too.
+// Each is the operation of `worlds::control` the HTTP face calls too.
 impl MockServer {
     /// Makes a world with `settings` over the server's own; refused past the
     /// server's number of worlds (`Config::max_worlds`), or for a setting out
     /// of range. The world tells its id, base URL and demo key.
     pub fn create_world(&self, settings: WorldSettings) -> Result<World, ControlError> {
-        let made = ops::worlds::create_world(&self.worlds, settings)?;
+        let made = ops::create_world(&self.worlds, settings)?;
         Ok(World { state: made.state })
     }
 
     /// The worlds beside the root, oldest first.
     pub fn list_worlds(&self) -> Vec<WorldView> {
-        ops::worlds::list_worlds(&self.worlds)
+        ops::list_worlds(&self.worlds)
     }
 
     /// Ends a world and frees its memory.
     pub fn delete_world(&self, id: &str) -> Result<(), ControlError> {
-        ops::worlds::delete_world(&self.worlds, id)
+        ops::delete_world(&self.worlds, id)
     }
 }

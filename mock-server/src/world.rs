@@ -17,6 +17,7 @@ use crate::domain::catalog::ModelState;
 use crate::domain::fault::{Fault, FaultView};
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::ControlError;
+use crate::events::EventStream;
 use crate::state::AppState;
 use crate::store::{LoggedRequest, NewUser, OutboxMessage};
 
@@ -242,6 +243,27 @@ impl World {
     /// Declines a pending top-up's payment.
     pub fn fail_topup(&self, id: Uuid) -> Result<TopupView, ControlError> {
         ops::billing::settle_topup(&self.state, id, false)
+    }
+
+    /// A reader of this world's events from now on: one per request logged,
+    /// generation change, ledger row, webhook message and delivery attempt,
+    /// top-up, invoice, mail, fault applied and clock move, in order.
+    ///
+    /// ```
+    /// use mediagen_mock_server::{EventKind, MockServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = MockServer::start().await;
+    /// let mut events = mock.stream_events();
+    /// mock.advance_clock(5.0).expect("a manual clock");
+    /// let event = events.recv().await.expect("nothing missed");
+    /// assert!(matches!(event.kind, EventKind::Clock { .. }));
+    /// assert_eq!(event.at, mock.now());
+    /// # }
+    /// ```
+    pub fn stream_events(&self) -> EventStream {
+        journal::stream_events(&self.state)
     }
 
     /// The world's whole state as one JSON document: users, keys, balances,

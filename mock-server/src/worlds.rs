@@ -8,6 +8,8 @@
 //! and delivery queue, faults, settings, DNS pins, outbox, request log and
 //! clock; a key of one world is unknown in every other.
 
+pub(crate) mod control;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -10,12 +10,12 @@
 //! [`ControlError`](crate::error::ControlError) in the service's envelope.
 
 mod billing;
+pub(crate) mod events;
 mod faults;
 mod journal;
 pub(crate) mod ops;
 mod settings;
 mod users;
-mod worlds;
 
 use axum::extract::{FromRequest, Request, State};
 use axum::http::header;
@@ -31,8 +31,6 @@ use crate::contract::FieldError;
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::{ApiError, Result};
 use crate::state::AppState;
-
-pub(crate) use worlds::router as worlds_router;
 
 /// The control API of one world.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -140,10 +138,10 @@ fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
 /// The answer of a list operation: its items under `data`, as every list of
 /// the contract.
 #[derive(Serialize)]
-struct List<T> {
+pub(crate) struct List<T> {
     data: Vec<T>,
 }
 
-fn list<T: Serialize>(data: Vec<T>) -> Json<List<T>> {
+pub(crate) fn list<T: Serialize>(data: Vec<T>) -> Json<List<T>> {
     Json(List { data })
 }

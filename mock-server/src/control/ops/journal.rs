@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::error::ControlError;
+use crate::events::EventStream;
 use crate::snapshot::Snapshot;
 use crate::state::AppState;
 use crate::store::{LoggedRequest, OutboxMessage};
@@ -21,6 +22,11 @@ pub(crate) fn list_outbox(state: &AppState) -> Vec<OutboxMessage> {
 /// Forgets everything and starts again as at start; the clock keeps its time.
 pub(crate) fn reset(state: &AppState) {
     state.reset();
+}
+
+/// A reader of the world's events from now on.
+pub(crate) fn stream_events(state: &AppState) -> EventStream {
+    state.events().subscribe()
 }
 
 /// The world's whole state as one JSON document.

@@ -14,7 +14,6 @@ pub(crate) mod faults;
 pub(crate) mod journal;
 pub(crate) mod settings;
 pub(crate) mod users;
-pub(crate) mod worlds;
 
 use crate::domain::money::Kopecks;
 use crate::error::ControlError;

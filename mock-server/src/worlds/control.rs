@@ -1,11 +1,53 @@
-//! Worlds: `create_world`, `list_worlds` and `delete_world`, on the server's root.
+//! The server's own control API, over its worlds: `create_world`,
+//! `list_worlds` and `delete_world`, each written once for the HTTP face
+//! (`POST` and `GET /_mock/worlds`, `DELETE /_mock/worlds/{id}`, behind the
+//! control API's guard) and the Rust face ([`MockServer`](crate::MockServer)).
+//! Above the worlds it makes, so above the control API of each.
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{delete, post};
+use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::error::ControlError;
+use super::{WorldSettings, Worlds};
+use crate::control::{ControlBody, ControlJson, List, list, require_admin_token};
+use crate::error::{ControlError, Result};
+use crate::extract::Path;
 use crate::state::AppState;
-use crate::worlds::{WorldSettings, Worlds};
+
+/// The routes of the worlds, behind the control API's guard.
+pub(crate) fn router(worlds: &Worlds) -> Router {
+    Router::new()
+        .route("/_mock/worlds", post(post_world).get(get_worlds))
+        .route("/_mock/worlds/{id}", delete(end_world))
+        .layer(axum::middleware::from_fn_with_state(
+            worlds.root().clone(),
+            require_admin_token,
+        ))
+        .with_state(worlds.clone())
+}
+
+impl ControlBody for WorldSettings {
+    const SCHEMA: &'static str = "WorldSettings";
+}
+
+async fn post_world(
+    State(worlds): State<Worlds>,
+    ControlJson(settings): ControlJson<WorldSettings>,
+) -> Result<(StatusCode, Json<NewWorld>)> {
+    Ok((StatusCode::CREATED, Json(create_world(&worlds, settings)?)))
+}
+
+async fn get_worlds(State(worlds): State<Worlds>) -> Json<List<WorldView>> {
+    list(list_worlds(&worlds))
+}
+
+async fn end_world(State(worlds): State<Worlds>, Path(id): Path<String>) -> Result<StatusCode> {
+    delete_world(&worlds, &id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
 
 /// A world just made (`POST /_mock/worlds`).
 #[derive(Debug, Clone, Serialize)]
