@@ -45,8 +45,10 @@ impl World {
                 `set_responses` goes in 0.3.0"
     )]
     pub fn set_responses(&self, mode: Responses) {
-        let mut update = SettingsUpdate::default();
-        update.responses = Some(mode);
+        let update = SettingsUpdate {
+            responses: Some(mode),
+            ..SettingsUpdate::default()
+        };
         // A response mode alone is never refused.
         self.update_settings(update).ok();
     }

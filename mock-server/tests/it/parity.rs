@@ -383,7 +383,15 @@ impl Faces {
             }
             "reset" => {
                 let call = post("/_mock/reset", json!({}));
-                self.check(operation, |w| ok(w.reset()), call).await;
+                self.check(
+                    operation,
+                    |w| {
+                        w.reset();
+                        ok(())
+                    },
+                    call,
+                )
+                .await;
                 false
             }
             "create_user" => {
@@ -485,7 +493,15 @@ impl Faces {
             }
             "clear_faults" => {
                 let call = delete("/_mock/faults");
-                self.check(operation, |w| ok(w.clear_faults()), call).await;
+                self.check(
+                    operation,
+                    |w| {
+                        w.clear_faults();
+                        ok(())
+                    },
+                    call,
+                )
+                .await;
                 false
             }
             "remove_fault" => {
@@ -634,10 +650,10 @@ impl Faces {
         let data = loop {
             let chunk = stream.chunk().await.expect("the stream").expect("an event");
             text.push_str(&String::from_utf8_lossy(&chunk));
-            if let Some(line) = text.lines().find(|l| l.starts_with("data:")) {
-                if text.contains("\n\n") {
-                    break line["data:".len()..].trim().to_owned();
-                }
+            if let Some(line) = text.lines().find(|l| l.starts_with("data:"))
+                && text.contains("\n\n")
+            {
+                break line["data:".len()..].trim().to_owned();
             }
         };
         let sent: Value = serde_json::from_str(&data).expect("an event in JSON");
