@@ -66,7 +66,7 @@ async fn run(processes: usize, shared: bool, ends: Ends) -> Run {
     let per_process = GENERATIONS / processes;
     let commands: Vec<Command> = (0..processes)
         .map(|p| {
-            let user = mock.create_user(10_000.0);
+            let user = mock.create_user(10_000.0).unwrap();
             let manifest = dir.path().join(format!("process-{p}.txt"));
             let lines: String = (0..per_process)
                 .map(|n| format!("a lighthouse, process {p}, take {n}\n"))

@@ -63,7 +63,7 @@ fn main() {
             .start()
             .await;
         let mock_addr = mock.address();
-        let user = mock.create_user(1.0);
+        let user = mock.create_user(1.0).unwrap();
         let http = reqwest::Client::new();
         let receiver_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let hook = format!("http://{}/hook", receiver_listener.local_addr().expect("address"));

@@ -151,7 +151,8 @@ fn median(values: &mut [f64]) -> f64 {
 /// the ones before were answered.
 async fn paced(mock: &MockServer, readers: usize, rate: u64, seconds: u64) -> Paced {
     mock.reset();
-    let users: Arc<Vec<NewUser>> = Arc::new((0..200).map(|_| mock.create_user(1e9)).collect());
+    let users: Arc<Vec<NewUser>> =
+        Arc::new((0..200).map(|_| mock.create_user(1e9).unwrap()).collect());
     let http = reqwest::Client::new();
     let attached = attach(&http, mock, readers).await;
     let logged_before = mock.list_requests().len() as u64;
@@ -210,7 +211,8 @@ async fn paced(mock: &MockServer, readers: usize, rate: u64, seconds: u64) -> Pa
 /// past what the readers can take, a reader is told what it lost).
 async fn saturated(mock: &MockServer, readers: usize, clients: u64, seconds: u64) -> (f64, u64) {
     mock.reset();
-    let users: Arc<Vec<NewUser>> = Arc::new((0..200).map(|_| mock.create_user(1e9)).collect());
+    let users: Arc<Vec<NewUser>> =
+        Arc::new((0..200).map(|_| mock.create_user(1e9).unwrap()).collect());
     let http = reqwest::Client::new();
     let attached = attach(&http, mock, readers).await;
     let done = Arc::new(AtomicU64::new(0));

@@ -107,7 +107,9 @@ fn main() {
             .queue_seconds(0.0)
             .start()
             .await;
-        let keys: Vec<String> = (0..USERS).map(|_| mock.create_user(1e9).api_key).collect();
+        let keys: Vec<String> = (0..USERS)
+            .map(|_| mock.create_user(1e9).unwrap().api_key)
+            .collect();
         let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
         let bare_addr = serve(bare).await;
         (mock, bare_addr, keys)

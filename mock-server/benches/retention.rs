@@ -32,7 +32,7 @@ async fn growth(retention: Retention, total: usize) -> f64 {
     let http = reqwest::Client::new();
     let url = format!("{}/v1/generations", mock.uri());
     let keys: Vec<String> = (0..USERS)
-        .map(|_| mock.create_user(1_000_000.0).api_key)
+        .map(|_| mock.create_user(1_000_000.0).unwrap().api_key)
         .collect();
     let rounds = total / (USERS * PER_ROUND);
     let mut baseline = None;
@@ -63,7 +63,7 @@ async fn growth(retention: Retention, total: usize) -> f64 {
         while let Some(done) = creates.join_next().await {
             done.unwrap();
         }
-        mock.advance_clock(60.0);
+        mock.advance_clock(60.0).unwrap();
     }
     mock.check_ledger().unwrap();
     let grown = common::rss_mib() - baseline.unwrap_or(0.0);

@@ -123,8 +123,8 @@ export interface DnsSet {
 export interface OutboxMessage {
   to: string;
   link: string;
-  subject?: string;
-  sentAt?: string;
+  subject: string;
+  sentAt: string;
   [member: string]: unknown;
 }
 
@@ -139,7 +139,15 @@ export interface NewUser {
   /** A full-scope key: `Authorization: Bearer <apiKey>`. */
   apiKey: string;
   email: string;
+  balanceRub: number;
   [member: string]: unknown;
+}
+
+/** A key by its public part: never its secret. */
+export interface Key {
+  publicPart: string;
+  scope: Scope;
+  revoked: boolean;
 }
 
 export interface User {
@@ -147,18 +155,19 @@ export interface User {
   email: string;
   balanceRub: number;
   reservedRub: number;
-  activeGenerations?: number;
-  generations?: number;
-  keys?: Array<Record<string, unknown>>;
-  createdAt?: string;
+  activeGenerations: number;
+  /** How many generations the user made. */
+  generations: number;
+  keys: Key[];
+  createdAt: string;
   [member: string]: unknown;
 }
 
 export interface NewKey {
   apiKey: string;
   /** What `revokeKey` takes. */
-  publicPart?: string;
-  scope?: Scope;
+  publicPart: string;
+  scope: Scope;
   [member: string]: unknown;
 }
 
@@ -180,19 +189,36 @@ export interface Fault {
 
 export interface FaultView {
   id: string;
+  method: string | null;
+  path: string | null;
+  userId: string | null;
   effect: string;
-  remaining?: number;
+  status?: number;
+  code?: string;
+  message?: string;
+  delaySeconds?: number;
+  /** Uses it was given. */
+  count: number;
+  /** Uses left. */
+  remaining: number;
   [member: string]: unknown;
 }
 
 export interface Paid {
   id: string;
+  number: string;
+  status: "PAID";
+  paidAt: string;
   [member: string]: unknown;
 }
 
 export interface Topup {
   id: string;
-  status: string;
+  userId: string;
+  amountRub: number;
+  status: "PENDING" | "SUCCEEDED" | "FAILED";
+  createdAt: string;
+  finishedAt: string | null;
   [member: string]: unknown;
 }
 
@@ -221,7 +247,7 @@ export interface WorldSettings {
 export interface WorldEntry {
   id: string;
   baseUrl: string;
-  createdAt?: string;
+  createdAt: string;
   [member: string]: unknown;
 }
 

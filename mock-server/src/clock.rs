@@ -10,7 +10,22 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
+use crate::config::ClockMode;
 use crate::events::{Bus, EventKind};
+
+/// The time on a world's clock, its mode and scale (`GET /_mock/clock`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ClockView {
+    /// Now, on the world's clock.
+    #[serde(serialize_with = "crate::wire::millis::serialize")]
+    pub now: DateTime<Utc>,
+    /// `manual` (moved by [`World::advance_clock`](crate::World::advance_clock)) or `real`.
+    pub mode: ClockMode,
+    /// How many times faster than real time a real clock runs; 0 for a manual one.
+    pub time_scale: f64,
+}
 
 /// The one clock behind every delay of the mock: real (optionally scaled) or
 /// manual, moved only by [`Clock::advance`].
@@ -112,6 +127,20 @@ impl Clock {
             && events.listening()
         {
             events.publish(to, EventKind::Clock { from });
+        }
+    }
+
+    /// The time, mode and scale, as `GET /_mock/clock` answers them and a
+    /// snapshot keeps them.
+    pub fn view(&self) -> ClockView {
+        ClockView {
+            now: self.now(),
+            mode: if self.is_manual() {
+                ClockMode::Manual
+            } else {
+                ClockMode::Real
+            },
+            time_scale: self.scale(),
         }
     }
 

@@ -7,7 +7,7 @@
 //! dereferences to its default world, has them as it had in 0.1.0.
 
 use crate::contract::ContractSchemas;
-use crate::{Fault, FaultHandle, Responses, World};
+use crate::{Fault, FaultHandle, Responses, SettingsUpdate, World};
 
 impl World {
     /// Moves the manual clock forward: [`advance_clock`](Self::advance_clock).
@@ -15,8 +15,13 @@ impl World {
         since = "0.2.0",
         note = "use `advance_clock`, the control contract's name; `advance` goes in 0.3.0"
     )]
+    ///
+    /// # Panics
+    /// Where `advance_clock` refuses: a real clock, a negative amount.
     pub fn advance(&self, seconds: f64) {
-        self.advance_clock(seconds);
+        if let Err(refusal) = self.advance_clock(seconds) {
+            panic!("the clock cannot be advanced: {refusal}");
+        }
     }
 
     /// Injects a fault rule: [`inject_fault`](Self::inject_fault).
@@ -24,8 +29,12 @@ impl World {
         since = "0.2.0",
         note = "use `inject_fault`, the control contract's name; `inject` goes in 0.3.0"
     )]
+    ///
+    /// # Panics
+    /// Where `inject_fault` refuses: a rule that cannot be applied.
     pub fn inject(&self, fault: Fault) -> FaultHandle {
         self.inject_fault(fault)
+            .unwrap_or_else(|refusal| panic!("the fault cannot be injected: {refusal}"))
     }
 
     /// Changes what answers and webhook bodies carry, and no other setting:
@@ -36,9 +45,12 @@ impl World {
                 `set_responses` goes in 0.3.0"
     )]
     pub fn set_responses(&self, mode: Responses) {
-        let mut settings = self.get_settings();
-        settings.responses = mode;
-        self.update_settings(settings);
+        let update = SettingsUpdate {
+            responses: Some(mode),
+            ..SettingsUpdate::default()
+        };
+        // A response mode alone is never refused.
+        self.update_settings(update).ok();
     }
 }
 

@@ -313,3 +313,72 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+/// Why an operation of the control API was refused: the same refusal whichever
+/// face asked. The Rust face ([`World`](crate::World)) returns it; the HTTP
+/// face answers it in the service's envelope, converted once, here.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ControlError {
+    /// 400 `VALIDATION_ERROR`: an input the operation cannot take, with the
+    /// members that are wrong (JSON pointers into the request's body, or the
+    /// path parameter's name).
+    #[error("{message}")]
+    Invalid {
+        /// What is wrong, for a person.
+        message: String,
+        /// One element per member that is wrong.
+        fields: Vec<FieldError>,
+    },
+    /// 404 `NOT_FOUND`: the user, key, model, invoice, top-up, fault rule or
+    /// world named does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409 `CONFLICT_ERROR`: the operation cannot apply to the state it met
+    /// (a real clock advanced, an invoice already paid, a top-up already settled).
+    #[error("{0}")]
+    Conflict(String),
+    /// 429 `RATE_LIMIT_ERROR`: the server holds as many worlds as it may.
+    #[error("{0}")]
+    TooManyWorlds(String),
+}
+
+impl ControlError {
+    /// The HTTP status the control API answers it with.
+    pub fn status(&self) -> u16 {
+        ApiError::from(self.clone()).status().as_u16()
+    }
+
+    /// The `code` of the envelope the control API answers it in.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid { .. } => "VALIDATION_ERROR",
+            Self::NotFound(_) => "NOT_FOUND",
+            Self::Conflict(_) => "CONFLICT_ERROR",
+            Self::TooManyWorlds(_) => "RATE_LIMIT_ERROR",
+        }
+    }
+
+    /// A 400 naming the one member at `path` that is wrong, refused by `keyword`.
+    pub(crate) fn invalid(path: &str, keyword: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::Invalid {
+            fields: vec![FieldError::new(path, keyword, message.clone(), json!({}))],
+            message,
+        }
+    }
+}
+
+impl From<ControlError> for ApiError {
+    fn from(refusal: ControlError) -> Self {
+        match refusal {
+            ControlError::Invalid { message, fields } => Self::validation(message, fields),
+            ControlError::NotFound(message) => Self::NotFound(message),
+            ControlError::Conflict(message) => Self::Conflict(message),
+            ControlError::TooManyWorlds(message) => Self::RateLimited {
+                message,
+                window: None,
+            },
+        }
+    }
+}

@@ -33,8 +33,12 @@ mod worker;
 mod world;
 mod worlds;
 
+pub use clock::ClockView;
 pub use config::{ClockMode, Config, Responses};
-pub use control::deliveries::{Delivery, DeliveryAttempt};
+pub use control::ops::billing::{Paid, TopupView};
+pub use control::ops::deliveries::{Delivery, DeliveryAttempt};
+pub use control::ops::settings::{DnsSet, ModelStateSet, Settings, SettingsUpdate};
+pub use control::ops::users::{CreateUser, NewKey, UserView};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;
@@ -42,11 +46,13 @@ pub use domain::fault::{Fault, FaultView};
 pub use domain::generation::FailureCode;
 pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
+pub use error::ControlError;
 pub use events::{Event, EventKind, EventStream, Missed};
 pub use server::{MockServer, MockServerBuilder};
-pub use store::{LoggedRequest, NewUser, OutboxMessage};
-pub use world::{ClockView, FaultHandle, GenerationRecord, Settings, UserView, World};
+pub use store::{KeyView, LoggedRequest, NewUser, OutboxMessage};
+pub use world::{FaultHandle, GenerationRecord, World};
 pub use worlds::WorldSettings;
+pub use worlds::control::WorldView;
 
 /// The whole mock: the service's routes, the result files and the control API.
 pub(crate) fn build_app(state: AppState) -> Router {
@@ -66,7 +72,7 @@ pub(crate) fn build_app(state: AppState) -> Router {
                 )),
         )
         .merge(control::router(&state))
-        .merge(events::stream::router())
+        .merge(control::events::router())
         .merge(ui::router())
         // Every route of the mock answers a method it lacks in the envelope.
         .method_not_allowed_fallback(routes::method_not_allowed)
@@ -96,6 +102,7 @@ pub(crate) async fn run(
     let worker = tokio::spawn(worker::run(root.clone()));
     let app = build_app(root)
         .merge(worlds.router())
+        .merge(worlds::control::router(&worlds))
         .into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)

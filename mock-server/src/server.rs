@@ -10,8 +10,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::config::{ClockMode, Config, Responses};
+use crate::error::ControlError;
 use crate::state::AppState;
 use crate::world::World;
+use crate::worlds::control::{self as ops, WorldView};
 use crate::worlds::{WorldSettings, Worlds};
 
 /// A running mock server for tests: on 127.0.0.1 with a free port, stopped on
@@ -23,9 +25,9 @@ use crate::worlds::{WorldSettings, Worlds};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let mock = mediagen_mock_server::MockServer::start().await;
-/// let user = mock.create_user(500.0);
+/// let user = mock.create_user(500.0).expect("a balance of at least 0");
 /// assert!(user.api_key.starts_with("mg_live_"));
-/// mock.advance_clock(10.0); // ten seconds pass for every task, rate window and back-off
+/// mock.advance_clock(10.0).expect("a manual clock"); // ten seconds pass for every task, rate window and back-off
 /// # }
 /// ```
 #[derive(Debug)]
@@ -134,7 +136,7 @@ impl MockServer {
     /// # async fn main() {
     /// let mock = mediagen_mock_server::MockServer::start().await;
     /// let (a, b) = (mock.world().await, mock.world().await);
-    /// a.advance_clock(60.0);
+    /// a.advance_clock(60.0).expect("a manual clock");
     /// assert_ne!(a.now(), b.now()); // one world's clock moves nothing in another
     /// assert!(a.uri().starts_with(&format!("{}/worlds/", mock.uri())));
     /// # }
@@ -181,21 +183,23 @@ impl Deref for MockServer {
 }
 
 // Operations of the control contract, one method each, named by operationId.
+// Each is the operation of `worlds::control` the HTTP face calls too.
 impl MockServer {
-    /// Makes a world with `settings` over the server's own; `None` past the
-    /// server's number of worlds (`Config::max_worlds`).
-    pub fn create_world(&self, settings: WorldSettings) -> Option<World> {
-        let (_, state) = self.worlds.create(settings).ok()?;
-        Some(World { state })
+    /// Makes a world with `settings` over the server's own; refused past the
+    /// server's number of worlds (`Config::max_worlds`), or for a setting out
+    /// of range. The world tells its id, base URL and demo key.
+    pub fn create_world(&self, settings: WorldSettings) -> Result<World, ControlError> {
+        let made = ops::create_world(&self.worlds, settings)?;
+        Ok(World { state: made.state })
     }
 
-    /// The worlds beside the root, oldest first: their ids and base URLs.
-    pub fn list_worlds(&self) -> Vec<(String, String)> {
-        self.worlds.list()
+    /// The worlds beside the root, oldest first.
+    pub fn list_worlds(&self) -> Vec<WorldView> {
+        ops::list_worlds(&self.worlds)
     }
 
-    /// Ends a world and frees its memory; false when there is none by that id.
-    pub fn delete_world(&self, id: &str) -> bool {
-        self.worlds.delete(id)
+    /// Ends a world and frees its memory.
+    pub fn delete_world(&self, id: &str) -> Result<(), ControlError> {
+        ops::delete_world(&self.worlds, id)
     }
 }

@@ -12,16 +12,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::invalid;
-use crate::error::{ApiError, Result};
+use crate::clock::ClockView;
+use crate::error::ControlError;
 use crate::state::AppState;
 use crate::store::Store;
 
@@ -30,7 +26,7 @@ const FORMAT: &str = "mediagen-mock-snapshot";
 /// Raised when a change to the store would make an older snapshot read wrong.
 const VERSION: u64 = 1;
 /// Uploaded files ride in a snapshot: as large as the largest upload, and more.
-const BODY_LIMIT: usize = 512 * 1024 * 1024;
+pub(crate) const BODY_LIMIT: usize = 512 * 1024 * 1024;
 
 /// A snapshot as it is written.
 #[derive(Serialize)]
@@ -38,8 +34,9 @@ const BODY_LIMIT: usize = 512 * 1024 * 1024;
 struct Taken<'a> {
     format: &'static str,
     version: u64,
-    taken_at: Value,
-    clock: Value,
+    #[serde(serialize_with = "crate::wire::millis::serialize")]
+    taken_at: DateTime<Utc>,
+    clock: ClockView,
     demo_api_key: &'a str,
     store: &'a Store,
 }
@@ -62,9 +59,9 @@ impl Snapshot {
     /// Reads a snapshot, refusing with a 400 that names what is wrong: another
     /// format or version, a document the control contract refuses, a store that
     /// does not read, or one whose records contradict each other.
-    pub(crate) fn read(value: Value) -> Result<Self> {
+    pub(crate) fn read(value: Value) -> Result<Self, ControlError> {
         if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            return Err(invalid(
+            return Err(ControlError::invalid(
                 "/format",
                 "const",
                 format!("Not a snapshot of this mock: 'format' must be \"{FORMAT}\""),
@@ -74,7 +71,7 @@ impl Snapshot {
             Some(version) if version.as_u64() == Some(VERSION) => {}
             other => {
                 let given = other.map_or("none".to_owned(), Value::to_string);
-                return Err(invalid(
+                return Err(ControlError::invalid(
                     "/version",
                     "const",
                     format!(
@@ -100,21 +97,21 @@ impl Snapshot {
                         )
                     })
                     .unwrap_or_default();
-                ApiError::validation(
-                    format!("The snapshot does not match the control contract{first}"),
+                ControlError::Invalid {
+                    message: format!("The snapshot does not match the control contract{first}"),
                     fields,
-                )
+                }
             })?;
         let snapshot: Self = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = format!("/{}", e.path().to_string().replace('.', "/"));
-            invalid(
+            ControlError::invalid(
                 &path,
                 "type",
                 format!("The snapshot is broken at {path}: {}", e.inner()),
             )
         })?;
         snapshot.store.check_invariants().map_err(|why| {
-            invalid(
+            ControlError::invalid(
                 "/store",
                 "consistent",
                 format!("The snapshot contradicts itself: {why}"),
@@ -139,12 +136,12 @@ impl AppState {
     /// The world's whole state, as `GET /_mock/snapshot` answers it.
     pub(crate) fn take_snapshot(&self) -> Value {
         // As `GET /_mock/clock` shows it; taken at the time it shows.
-        let clock = crate::control::clock_view(self);
+        let clock = self.clock().view();
         let store = self.store();
         let taken = Taken {
             format: FORMAT,
             version: VERSION,
-            taken_at: clock["now"].clone(),
+            taken_at: clock.now,
             clock,
             demo_api_key: self.demo_api_key(),
             store: &store,
@@ -163,29 +160,6 @@ impl AppState {
         self.clock().set_now(snapshot.clock.now);
         self.worker_notify().notify_one();
     }
-}
-
-pub(crate) fn router() -> Router<AppState> {
-    Router::new().route(
-        "/_mock/snapshot",
-        get(get_snapshot)
-            .put(put_snapshot)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT)),
-    )
-}
-
-async fn get_snapshot(State(state): State<AppState>) -> Json<Value> {
-    Json(state.take_snapshot())
-}
-
-async fn put_snapshot(
-    State(state): State<AppState>,
-    body: axum::body::Bytes,
-) -> Result<StatusCode> {
-    let value: Value = serde_json::from_slice(&body)
-        .map_err(|e| invalid("", "json", format!("The snapshot is not JSON: {e}")))?;
-    state.restore(Snapshot::read(value)?);
-    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Where the default world is kept between runs (`--state FILE`).

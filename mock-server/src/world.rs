@@ -5,18 +5,21 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::config::{ClockMode, Responses};
-use crate::control::deliveries::{self, Delivery};
+use crate::clock::ClockView;
+use crate::control::ops::billing::{Paid, TopupView};
+use crate::control::ops::deliveries::Delivery;
+use crate::control::ops::settings::{DnsSet, ModelStateSet, Settings, SettingsUpdate};
+use crate::control::ops::users::{CreateUser, NewKey, UserView};
+use crate::control::ops::{self, journal};
 use crate::domain::UserId;
 use crate::domain::auth::Scope;
 use crate::domain::catalog::ModelState;
 use crate::domain::fault::{Fault, FaultView};
-use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
-use crate::snapshot::Snapshot;
+use crate::error::ControlError;
+use crate::events::EventStream;
 use crate::state::AppState;
-use crate::store::{LoggedRequest, NewUser, OutboxMessage, Store};
-use crate::worker::run_due_jobs;
+use crate::store::{LoggedRequest, NewUser, OutboxMessage};
 
 /// A mock's state as a test drives and reads it: users and keys, the clock,
 /// outcomes, faults, settings, and what the mock saw. Cheap to clone: every
@@ -26,36 +29,15 @@ use crate::worker::run_due_jobs;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let mock = mediagen_mock_server::MockServer::start().await;
-/// let user = mock.create_user(500.0);
+/// let user = mock.create_user(500.0).expect("a balance of at least 0");
 /// assert!(user.api_key.starts_with("mg_live_"));
-/// mock.advance_clock(10.0); // ten seconds pass for every task, rate window and back-off
+/// mock.advance_clock(10.0).expect("a manual clock"); // ten seconds pass for every task, rate window and back-off
 /// assert!(mock.list_requests().is_empty()); // the control face is not logged
 /// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct World {
     pub(crate) state: AppState,
-}
-
-/// A user as the mock knows it (`GET /_mock/users/{id}`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UserView {
-    /// The user's id.
-    pub user_id: UserId,
-    /// The sign-in address.
-    pub email: String,
-    /// Roubles available for new tasks.
-    pub balance_rub: f64,
-    /// Roubles reserved by active tasks.
-    pub reserved_rub: f64,
-    /// Tasks in `PENDING` or `PROCESSING`.
-    pub active_generations: usize,
-    /// Every generation the user made, oldest first.
-    pub generations: Vec<Uuid>,
-    /// When the user was made, on the mock's clock.
-    pub created_at: DateTime<Utc>,
 }
 
 /// A generation as the mock's worker sees it: beyond what the service tells
@@ -82,202 +64,134 @@ pub struct GenerationRecord {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// The time on a world's clock, its mode and scale (`GET /_mock/clock`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClockView {
-    /// Now, on the world's clock.
-    pub now: DateTime<Utc>,
-    /// `manual` (moved by [`World::advance_clock`]) or `real`.
-    pub mode: ClockMode,
-    /// How many times faster than real time a real clock runs.
-    pub time_scale: f64,
-}
-
-/// A world's settings (`GET` and `PUT /_mock/settings`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Settings {
-    /// Virtual seconds a create with an `Idempotency-Key` takes, so that a test
-    /// can see the 409 of a repeat while the first is executing.
-    pub create_latency_seconds: f64,
-    /// Virtual seconds after which a new top-up pays itself; `None`: paid by hand.
-    pub auto_pay_seconds: Option<f64>,
-    /// What answers and webhook bodies carry.
-    pub responses: Responses,
-}
-
-impl Settings {
-    /// The settings the store holds, as `GET /_mock/settings` answers them.
-    pub(crate) fn of(store: &Store) -> Self {
-        Self {
-            create_latency_seconds: store.create_latency_secs(),
-            auto_pay_seconds: store.auto_pay_secs(),
-            responses: store.responses(),
-        }
-    }
-}
-
 // Operations of the control contract, one method each, named by operationId.
+// Each is the operation of `control::ops` the HTTP face calls too: the same
+// checks, the same refusal (here a `ControlError`), the same answer (here the
+// value the HTTP face serializes; a list is the HTTP answer's `data`).
 impl World {
     /// The time on the world's clock, its mode and scale.
     pub fn get_clock(&self) -> ClockView {
-        let clock = self.state.clock();
-        ClockView {
-            now: clock.now(),
-            mode: if clock.is_manual() {
-                ClockMode::Manual
-            } else {
-                ClockMode::Real
-            },
-            time_scale: clock.scale(),
-        }
+        ops::clock::get_clock(&self.state)
     }
 
-    /// Moves the manual clock forward and applies what became due.
-    ///
-    /// # Panics
-    /// When the world runs a real clock, or `seconds` is negative: both are
-    /// mistakes in the test.
-    pub fn advance_clock(&self, seconds: f64) {
-        self.state
-            .clock()
-            .advance(seconds)
-            .expect("advance a manual clock by a non-negative amount");
-        run_due_jobs(&self.state);
+    /// Moves the manual clock forward by `seconds` (at least 0), applies what
+    /// became due, and answers the new time. Refused when the world runs a
+    /// real clock ([`ControlError::Conflict`]) or `seconds` is negative or past
+    /// the clock's far-future limit ([`ControlError::Invalid`]).
+    pub fn advance_clock(&self, seconds: f64) -> Result<ClockView, ControlError> {
+        ops::clock::advance_clock(&self.state, seconds)
     }
 
-    /// Sets a model's state.
-    pub fn set_model_state(&self, slug: &str, model_state: ModelState) {
-        self.state.store().set_model_state(slug, model_state);
+    /// Sets a model's state; refused for a model the catalogue does not have.
+    pub fn set_model_state(
+        &self,
+        slug: &str,
+        model_state: ModelState,
+    ) -> Result<ModelStateSet, ControlError> {
+        ops::settings::set_model_state(&self.state, slug, model_state)
     }
 
-    /// The next `rule.count` matching tasks end as `rule` says.
-    pub fn force_outcome(&self, rule: ForcedOutcome) {
-        self.state.store().force_outcome(rule);
+    /// The next `rule.count` (at least 1) matching tasks end as `rule` says;
+    /// refused for a model the catalogue does not have.
+    pub fn force_outcome(&self, rule: ForcedOutcome) -> Result<ForcedOutcome, ControlError> {
+        ops::settings::force_outcome(&self.state, rule)
     }
 
     /// The world's settings.
     pub fn get_settings(&self) -> Settings {
-        Settings::of(&self.state.store())
+        ops::settings::get_settings(&self.state)
     }
 
-    /// Changes the world's settings to `settings`:
+    /// Changes the settings `update` gives (whole [`Settings`] change them
+    /// all) and answers them all; seconds are from 0 to 3600, and a refused
+    /// update changes nothing:
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// use mediagen_mock_server::{MockServer, Responses};
+    /// use mediagen_mock_server::{MockServer, Responses, SettingsUpdate};
     ///
     /// let mock = MockServer::start().await;
-    /// let mut settings = mock.get_settings();
-    /// settings.responses = Responses::Minimal; // only what the service document guarantees
-    /// mock.update_settings(settings);
+    /// let mut update = SettingsUpdate::default();
+    /// update.responses = Some(Responses::Minimal); // only what the service document guarantees
+    /// let settings = mock.update_settings(update).expect("a valid update");
+    /// assert_eq!(settings.responses, Responses::Minimal);
+    ///
+    /// let mut update = SettingsUpdate::default();
+    /// update.create_latency_seconds = Some(7200.0);
+    /// assert!(mock.update_settings(update).is_err(), "an hour at most");
     /// # }
     /// ```
-    ///
-    /// # Panics
-    /// When a number of seconds is negative or not a number: a mistake in the test.
-    pub fn update_settings(&self, settings: Settings) {
-        let seconds = [
-            Some(settings.create_latency_seconds),
-            settings.auto_pay_seconds,
-        ];
-        assert!(
-            seconds
-                .into_iter()
-                .flatten()
-                .all(|s| s.is_finite() && s >= 0.0),
-            "seconds are numbers of at least 0: {settings:?}"
-        );
-        let mut store = self.state.store();
-        store.set_create_latency_secs(settings.create_latency_seconds);
-        store.set_auto_pay_secs(settings.auto_pay_seconds);
-        store.set_responses(settings.responses);
+    pub fn update_settings(
+        &self,
+        update: impl Into<SettingsUpdate>,
+    ) -> Result<Settings, ControlError> {
+        ops::settings::update_settings(&self.state, update.into())
     }
 
     /// The requests the service received, oldest first.
     pub fn list_requests(&self) -> Vec<LoggedRequest> {
-        self.state.requests().iter().cloned().collect()
+        journal::list_requests(&self.state)
     }
 
     /// Every webhook message the world queued, oldest first, with its attempts.
     pub fn list_deliveries(&self) -> Vec<Delivery> {
-        deliveries::deliveries(&self.state)
+        ops::deliveries::list_deliveries(&self.state)
     }
 
-    /// Makes `host` resolve to `addresses` for webhook URLs, as a DNS answer would.
-    pub fn set_dns(&self, host: &str, addresses: Vec<std::net::IpAddr>) {
-        self.state.deliverer().resolver.set(host, addresses);
+    /// Makes `host` resolve to `addresses` for webhook URLs, as a DNS answer
+    /// would; refused for an empty host name.
+    pub fn set_dns(
+        &self,
+        host: &str,
+        addresses: Vec<std::net::IpAddr>,
+    ) -> Result<DnsSet, ControlError> {
+        ops::settings::set_dns(&self.state, host, addresses)
     }
 
     /// The e-mails the service would have sent (magic links), oldest first.
     pub fn list_outbox(&self) -> Vec<OutboxMessage> {
-        self.state.store().outbox().to_vec()
+        journal::list_outbox(&self.state)
     }
 
     /// Forgets everything and starts again as at start: the demo user with the
     /// same key, the configured fault rules and settings, an empty request log.
     /// The clock keeps its time.
     pub fn reset(&self) {
-        self.state.reset();
+        journal::reset(&self.state);
     }
 
-    /// Creates a user with `balance_rub` roubles and a first API key.
-    pub fn create_user(&self, balance_rub: f64) -> NewUser {
-        self.state.create_user(Kopecks::from_rub(balance_rub), None)
+    /// Creates a user and its first key: from a number of roubles (at least
+    /// 0), or a [`CreateUser`] that also names its sign-in address.
+    pub fn create_user(&self, user: impl Into<CreateUser>) -> Result<NewUser, ControlError> {
+        ops::users::create_user(&self.state, user.into())
     }
 
-    /// A user, with its balance and generations.
-    pub fn get_user(&self, user_id: UserId) -> Option<UserView> {
-        let store = self.state.store();
-        let user = store.user(user_id)?;
-        let account = store.account(user_id).unwrap_or_default();
-        Some(UserView {
-            user_id,
-            email: user.email.clone(),
-            balance_rub: account.available.rub(),
-            reserved_rub: account.reserved.rub(),
-            active_generations: store.active_count(user_id),
-            generations: user.generations.clone(),
-            created_at: user.created_at,
-        })
+    /// A user, with its balance, its generations and its keys.
+    pub fn get_user(&self, user_id: UserId) -> Result<UserView, ControlError> {
+        ops::users::get_user(&self.state, user_id)
     }
 
-    /// Issues a further key for a user; `None` when the user does not exist.
-    /// A [`Scope::ReadOnly`] key is refused (403) on writes.
-    pub fn create_key(&self, user_id: UserId, scope: Scope) -> Option<String> {
-        self.state
-            .store()
-            .issue_key(user_id, scope)
-            .map(|key| key.full)
+    /// Issues a further key for a user. A [`Scope::ReadOnly`] key is refused
+    /// (403) on writes.
+    pub fn create_key(&self, user_id: UserId, scope: Scope) -> Result<NewKey, ControlError> {
+        ops::users::create_key(&self.state, user_id, scope)
     }
 
-    /// Sets a user's available balance; `false` when the user does not exist.
-    ///
-    /// # Panics
-    /// When `balance_rub` is negative or not a number: a mistake in the test.
-    pub fn set_balance(&self, user_id: UserId, balance_rub: f64) -> bool {
-        assert!(
-            balance_rub.is_finite() && balance_rub >= 0.0,
-            "a balance is a number of at least 0, not {balance_rub}"
-        );
-        let now = self.state.now();
-        self.state
-            .store()
-            .set_balance(user_id, Kopecks::from_rub(balance_rub), now)
+    /// Sets a user's available balance (at least 0 roubles); answers the user.
+    pub fn set_balance(&self, user_id: UserId, balance_rub: f64) -> Result<UserView, ControlError> {
+        ops::users::set_balance(&self.state, user_id, balance_rub)
     }
 
     /// Revokes the key whose public part (`mg_live_` and the part before the
-    /// secret) is `public_part`; false when there is none.
-    pub fn revoke_key(&self, public_part: &str) -> bool {
-        self.state.store().revoke_key(public_part)
+    /// secret) is `public_part`.
+    pub fn revoke_key(&self, public_part: &str) -> Result<(), ControlError> {
+        ops::users::revoke_key(&self.state, public_part)
     }
 
     /// Makes the next requests that match `fault` misbehave; the handle tells
-    /// how many uses are left.
+    /// how many uses are left. A rule that cannot be applied (a status below
+    /// 400, a delay of 0…) is refused with the reason.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -286,59 +200,70 @@ impl World {
     ///
     /// let mock = MockServer::start().await;
     /// // The next two creates answer 503; the third goes through.
-    /// let fault = mock.inject_fault(Fault::error(503, "SERVICE_UNAVAILABLE").on("POST", "/v1/generations").times(2));
+    /// let fault = mock
+    ///     .inject_fault(Fault::error(503, "SERVICE_UNAVAILABLE").on("POST", "/v1/generations").times(2))
+    ///     .expect("a rule that applies");
     /// assert_eq!(fault.remaining(), 2);
+    /// assert!(mock.inject_fault(Fault::error(200, "OK")).is_err(), "a fault is an error");
     /// # }
     /// ```
-    ///
-    /// # Panics
-    /// When the rule cannot be applied (a status below 400, a delay of 0…):
-    /// a mistake in the test, told with the reason.
-    pub fn inject_fault(&self, fault: Fault) -> FaultHandle {
-        let fault = fault
-            .checked()
-            .unwrap_or_else(|why| panic!("the fault cannot be injected: {why}"));
-        let view = self.state.store().inject_fault(fault);
-        FaultHandle {
-            id: view.id,
+    pub fn inject_fault(&self, fault: Fault) -> Result<FaultHandle, ControlError> {
+        let view = ops::faults::inject_fault(&self.state, fault)?;
+        Ok(FaultHandle {
+            view,
             world: self.clone(),
-        }
+        })
     }
 
     /// The fault rules still active, oldest first.
     pub fn list_faults(&self) -> Vec<FaultView> {
-        self.state.store().faults()
+        ops::faults::list_faults(&self.state)
     }
 
     /// Removes every fault rule.
     pub fn clear_faults(&self) {
-        self.state.store().clear_faults();
+        ops::faults::clear_faults(&self.state);
     }
 
-    /// Removes one fault rule before it is used up; false when there is none.
-    pub fn remove_fault(&self, id: &str) -> bool {
-        self.state.store().remove_fault(id)
+    /// Removes one fault rule before it is used up.
+    pub fn remove_fault(&self, id: &str) -> Result<(), ControlError> {
+        ops::faults::remove_fault(&self.state, id)
     }
 
-    /// Pays an invoice that awaits payment, as the bank transfer would; false
-    /// when there is no such invoice or it is not awaiting payment.
-    pub fn pay_invoice(&self, id: Uuid) -> bool {
-        let now = self.state.now();
-        matches!(self.state.store().pay_invoice(id, now), Some(Ok(_)))
+    /// Pays an invoice that awaits payment, as the bank transfer would.
+    pub fn pay_invoice(&self, id: Uuid) -> Result<Paid, ControlError> {
+        ops::billing::pay_invoice(&self.state, id)
     }
 
-    /// Completes a pending top-up's payment; false when there is no pending
-    /// top-up by that id.
-    pub fn pay_topup(&self, id: Uuid) -> bool {
-        let now = self.state.now();
-        matches!(self.state.store().settle_topup(id, true, now), Some(Ok(_)))
+    /// Completes a pending top-up's payment.
+    pub fn pay_topup(&self, id: Uuid) -> Result<TopupView, ControlError> {
+        ops::billing::settle_topup(&self.state, id, true)
     }
 
-    /// Declines a pending top-up's payment; false when there is no pending
-    /// top-up by that id.
-    pub fn fail_topup(&self, id: Uuid) -> bool {
-        let now = self.state.now();
-        matches!(self.state.store().settle_topup(id, false, now), Some(Ok(_)))
+    /// Declines a pending top-up's payment.
+    pub fn fail_topup(&self, id: Uuid) -> Result<TopupView, ControlError> {
+        ops::billing::settle_topup(&self.state, id, false)
+    }
+
+    /// A reader of this world's events from now on: one per request logged,
+    /// generation change, ledger row, webhook message and delivery attempt,
+    /// top-up, invoice, mail, fault applied and clock move, in order.
+    ///
+    /// ```
+    /// use mediagen_mock_server::{EventKind, MockServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = MockServer::start().await;
+    /// let mut events = mock.stream_events();
+    /// mock.advance_clock(5.0).expect("a manual clock");
+    /// let event = events.recv().await.expect("nothing missed");
+    /// assert!(matches!(event.kind, EventKind::Clock { .. }));
+    /// assert_eq!(event.at, mock.now());
+    /// # }
+    /// ```
+    pub fn stream_events(&self) -> EventStream {
+        journal::stream_events(&self.state)
     }
 
     /// The world's whole state as one JSON document: users, keys, balances,
@@ -350,23 +275,21 @@ impl World {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let mock = mediagen_mock_server::MockServer::start().await;
-    /// let user = mock.create_user(250.0);
+    /// let user = mock.create_user(250.0).expect("a balance of at least 0");
     /// let world = mock.world().await;
     /// world.put_snapshot(mock.get_snapshot()).expect("a snapshot of this mock");
     /// assert_eq!(world.get_user(user.user_id).unwrap().balance_rub, 250.0);
     /// # }
     /// ```
     pub fn get_snapshot(&self) -> serde_json::Value {
-        self.state.take_snapshot()
+        journal::get_snapshot(&self.state)
     }
 
     /// Replaces the world's state with `snapshot` and sets its clock to the
     /// snapshot's time. A snapshot of another version, or a broken one, is
     /// refused with the reason, and nothing changes.
-    pub fn put_snapshot(&self, snapshot: serde_json::Value) -> Result<(), String> {
-        let snapshot = Snapshot::read(snapshot).map_err(|e| e.to_string())?;
-        self.state.restore(snapshot);
-        Ok(())
+    pub fn put_snapshot(&self, snapshot: serde_json::Value) -> Result<(), ControlError> {
+        journal::put_snapshot(&self.state, snapshot)
     }
 }
 
@@ -443,17 +366,29 @@ impl World {
     }
 }
 
-/// A fault rule injected with [`World::inject_fault`].
+/// A fault rule injected with [`World::inject_fault`]: the rule as
+/// `POST /_mock/faults` answers it (and serializes so), and a handle on it.
 #[derive(Debug, Clone)]
 pub struct FaultHandle {
-    id: String,
+    view: FaultView,
     world: World,
+}
+
+impl Serialize for FaultHandle {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.view.serialize(serializer)
+    }
 }
 
 impl FaultHandle {
     /// The rule's id, as `GET /_mock/faults` lists it.
     pub fn id(&self) -> &str {
-        &self.id
+        &self.view.id
+    }
+
+    /// The rule as it was injected, its uses then included.
+    pub fn view(&self) -> &FaultView {
+        &self.view
     }
 
     /// Uses left: 0 once used up or removed.
@@ -461,12 +396,12 @@ impl FaultHandle {
         self.world
             .state
             .store()
-            .fault_remaining(&self.id)
+            .fault_remaining(&self.view.id)
             .unwrap_or(0)
     }
 
     /// Removes the rule before it is used up.
     pub fn remove(&self) {
-        self.world.state.store().remove_fault(&self.id);
+        self.world.state.store().remove_fault(&self.view.id);
     }
 }

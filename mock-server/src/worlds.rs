@@ -8,27 +8,25 @@
 //! and delivery queue, faults, settings, DNS pins, outbox, request log and
 //! clock; a key of one world is unknown in every other.
 
+pub(crate) mod control;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, delete, post};
+use axum::routing::any;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::config::{ClockMode, Responses};
-use crate::control::ControlJson;
 use crate::domain::refusal::Missing;
-use crate::error::{ApiError, Result};
-use crate::extract::Path;
+use crate::error::{ApiError, ControlError};
 use crate::state::AppState;
-use crate::wire::timestamp;
 
 /// The settings a world starts with (`POST /_mock/worlds`); what is not given
 /// is the server's own.
@@ -47,10 +45,6 @@ pub struct WorldSettings {
     pub demo_user: Option<bool>,
     /// The demo user's balance in roubles.
     pub demo_balance_rub: Option<f64>,
-}
-
-impl crate::control::ControlBody for WorldSettings {
-    const SCHEMA: &'static str = "WorldSettings";
 }
 
 /// The worlds of one server, its root included; cheap to clone.
@@ -106,7 +100,10 @@ impl Worlds {
 
     /// Makes a world with `settings` over the root's configuration, its worker
     /// running; refused past the configured number of worlds.
-    pub(crate) fn create(&self, settings: WorldSettings) -> Result<(String, AppState)> {
+    pub(crate) fn create(
+        &self,
+        settings: WorldSettings,
+    ) -> Result<(String, AppState), ControlError> {
         let root = &self.inner.root;
         let limit = root.config().max_worlds;
         let mut config = root.config().clone();
@@ -139,12 +136,9 @@ impl Worlds {
         }
         let mut worlds = self.entries();
         if worlds.len() >= limit {
-            return Err(ApiError::RateLimited {
-                message: format!(
-                    "Maximum {limit} worlds; delete one with DELETE /_mock/worlds/{{id}}"
-                ),
-                window: None,
-            });
+            return Err(ControlError::TooManyWorlds(format!(
+                "Maximum {limit} worlds; delete one with DELETE /_mock/worlds/{{id}}"
+            )));
         }
         let worker = tokio::spawn(crate::worker::run(state.clone())).abort_handle();
         worlds.insert(
@@ -165,16 +159,8 @@ impl Worlds {
         self.entries().remove(id).is_some()
     }
 
-    /// Every world beside the root, oldest first: its id and base URL.
-    pub(crate) fn list(&self) -> Vec<(String, String)> {
-        self.listed()
-            .into_iter()
-            .map(|(id, base_url, _)| (id, base_url))
-            .collect()
-    }
-
     /// Every world beside the root, oldest first: its id, base URL and birth.
-    fn listed(&self) -> Vec<(String, String, DateTime<Utc>)> {
+    pub(crate) fn listed(&self) -> Vec<(String, String, DateTime<Utc>)> {
         let mut worlds: Vec<_> = self
             .entries()
             .iter()
@@ -194,50 +180,19 @@ impl Worlds {
         self.entries().get(id).map(|entry| entry.app.clone())
     }
 
-    /// The routes of the root that reach the other worlds: `/worlds/{id}/…`,
-    /// and `/_mock/worlds` behind the control API's guard.
+    /// The routes of the root that reach the other worlds: `/worlds/{id}/…`.
     pub(crate) fn router(&self) -> Router {
-        let control = Router::new()
-            .route("/_mock/worlds", post(create_world).get(list_worlds))
-            .route("/_mock/worlds/{id}", delete(delete_world))
-            .method_not_allowed_fallback(crate::routes::method_not_allowed)
-            .layer(axum::middleware::from_fn_with_state(self.clone(), guard));
         Router::new()
             .route("/worlds/{id}", any(enter))
             .route("/worlds/{id}/{*rest}", any(enter))
-            .merge(control)
             // The root's clock, for what the root answers here (a world that
-            // is not there, the worlds' control); a world's own app sets its own.
+            // is not there); a world's own app sets its own.
             .layer(axum::middleware::from_fn_with_state(
                 self.inner.root.clone(),
                 crate::routes::request_context,
             ))
             .with_state(self.clone())
     }
-}
-
-/// The worlds' control routes take the admin token; a world's own token
-/// also ends that world (`DELETE /_mock/worlds/{id}`), so that a job of a
-/// fleet can clean up after itself and no other's.
-async fn guard(
-    State(worlds): State<Worlds>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let given = crate::control::bearer(request.headers());
-    let own_world = request.method() == axum::http::Method::DELETE
-        && request
-            .uri()
-            .path()
-            .strip_prefix("/_mock/worlds/")
-            .and_then(|id| worlds.entries().get(id).map(|e| e.state.clone()))
-            .is_some_and(|world| {
-                world.world_token().is_some() && crate::control::admin_token_given(&world, given)
-            });
-    if own_world {
-        return next.run(request).await;
-    }
-    crate::control::require_admin_token(State(worlds.inner.root.clone()), request, next).await
 }
 
 /// A request to a world: the world's own app answers it, with the world's
@@ -269,39 +224,5 @@ async fn enter(State(worlds): State<Worlds>, request: Request) -> Response {
     match app.oneshot(inner).await {
         Ok(response) => response,
         Err(never) => match never {},
-    }
-}
-
-async fn create_world(
-    State(worlds): State<Worlds>,
-    ControlJson(settings): ControlJson<WorldSettings>,
-) -> Result<(StatusCode, axum::Json<Value>)> {
-    let (id, state) = worlds.create(settings)?;
-    let mut answer = json!({"id": id, "baseUrl": state.base_url()});
-    if state.config().demo_user {
-        answer["demoApiKey"] = json!(state.demo_api_key());
-    }
-    if let Some(token) = state.world_token() {
-        answer["controlToken"] = json!(token);
-    }
-    Ok((StatusCode::CREATED, axum::Json(answer)))
-}
-
-async fn list_worlds(State(worlds): State<Worlds>) -> axum::Json<Value> {
-    let data: Vec<Value> = worlds
-        .listed()
-        .into_iter()
-        .map(|(id, base_url, created_at)| {
-            json!({"id": id, "baseUrl": base_url, "createdAt": timestamp(created_at)})
-        })
-        .collect();
-    axum::Json(json!({ "data": data }))
-}
-
-async fn delete_world(State(worlds): State<Worlds>, Path(id): Path<String>) -> Result<StatusCode> {
-    if worlds.delete(&id) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(Missing::World(id).into())
     }
 }

@@ -60,7 +60,7 @@ async fn run(model: &str, count: usize, webhooks: bool) -> Run {
         .config(|c| c.allow_private_webhooks = true)
         .start()
         .await;
-    let user = mock.create_user(10_000.0);
+    let user = mock.create_user(10_000.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).expect("a client");
     if webhooks {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -150,7 +150,7 @@ impl Rig {
             .unwrap();
         let clients: Vec<Client> = (0..users)
             .map(|_| {
-                let user = mock.create_user(100_000.0);
+                let user = mock.create_user(100_000.0).unwrap();
                 Client::builder()
                     .base_url(mock.uri())
                     .api_key(user.api_key)

@@ -82,8 +82,7 @@ async fn a_batch_killed_with_sigkill_and_run_again_pays_once_per_line_and_writes
 
     let user = setup.mock.get_user(setup.user).unwrap();
     assert_eq!(
-        user.generations.len(),
-        8,
+        user.generations, 8,
         "one generation per line, whatever the crash"
     );
     setup.mock.check_ledger().unwrap();
@@ -103,7 +102,8 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
     // The service acts, then the connection drops before the answer.
     setup
         .mock
-        .inject_fault(Fault::drop_after().on("POST", "/v1/generations").times(1));
+        .inject_fault(Fault::drop_after().on("POST", "/v1/generations").times(1))
+        .unwrap();
     let dir = scratch("batch-lost-answer");
     let manifest = manifest(&dir, &["a fox", "a hare"]);
     let args = [
@@ -125,11 +125,7 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
     assert!(again.status.success(), "{}", text(&again.stderr));
 
     let user = setup.mock.get_user(setup.user).unwrap();
-    assert_eq!(
-        user.generations.len(),
-        2,
-        "the lost one was found by its key"
-    );
+    assert_eq!(user.generations, 2, "the lost one was found by its key");
     assert_eq!(
         creates(&setup),
         3,
@@ -349,7 +345,7 @@ async fn a_first_ctrl_c_stops_creating_and_follows_what_runs_to_its_end() {
     batch.interrupt();
     batch.note("stopping: no new generations").await;
     // The two that run end on the service; the batch sees them end.
-    setup.mock.advance_clock(10.0);
+    setup.mock.advance_clock(10.0).unwrap();
     let status = batch.child.wait().await.unwrap();
 
     assert_eq!(status.code(), Some(130));

@@ -123,11 +123,14 @@ async fn a_webhook_url_the_service_refuses_fails_before_any_generation_is_create
 async fn an_endpoint_create_without_an_answer_is_not_sent_again_and_is_found_and_deleted() {
     let setup = setup().await;
     // The service makes the endpoint, then the connection drops before the answer.
-    setup.mock.inject_fault(
-        Fault::drop_after()
-            .on("POST", "/v1/webhook-endpoints")
-            .times(1),
-    );
+    setup
+        .mock
+        .inject_fault(
+            Fault::drop_after()
+                .on("POST", "/v1/webhook-endpoints")
+                .times(1),
+        )
+        .unwrap();
     let dir = scratch("hooks-lost-create");
     let manifest = manifest(&dir, 3);
     let args = listening(&manifest);
@@ -172,7 +175,7 @@ async fn a_batch_killed_and_run_again_reuses_the_endpoint_of_its_journal_and_the
     assert_eq!(endpoint_creates(&setup), 1, "reused, not registered again");
     assert_eq!(endpoints(&setup).await, 0);
     let user = setup.mock.get_user(setup.user).unwrap();
-    assert_eq!(user.generations.len(), 8);
+    assert_eq!(user.generations, 8);
 }
 
 #[tokio::test]

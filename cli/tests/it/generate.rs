@@ -288,14 +288,18 @@ async fn wait_with_output_works_when_the_service_sends_only_what_it_guarantees()
 #[tokio::test]
 async fn a_create_refused_twice_then_answered_after_it_acted_ends_with_one_generation() {
     let setup = Setup::fast().await;
-    setup.mock.inject_fault(
-        Fault::error(503, "SERVICE_UNAVAILABLE")
-            .on("POST", "/v1/generations")
-            .times(2),
-    );
     setup
         .mock
-        .inject_fault(Fault::drop_after().on("POST", "/v1/generations"));
+        .inject_fault(
+            Fault::error(503, "SERVICE_UNAVAILABLE")
+                .on("POST", "/v1/generations")
+                .times(2),
+        )
+        .unwrap();
+    setup
+        .mock
+        .inject_fault(Fault::drop_after().on("POST", "/v1/generations"))
+        .unwrap();
     let done = setup
         .json(&["generate", "--wait", "-m", "flux-schnell", "a lighthouse"])
         .await;
@@ -307,5 +311,5 @@ async fn a_create_refused_twice_then_answered_after_it_acted_ends_with_one_gener
         "one charge"
     );
     let user = setup.mock.get_user(setup.user).expect("the user");
-    assert_eq!(user.generations.len(), 1, "one generation");
+    assert_eq!(user.generations, 1, "one generation");
 }

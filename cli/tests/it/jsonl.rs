@@ -51,14 +51,14 @@ async fn every_list_command_prints_one_object_per_line() {
             let request = mediagen::GenerationRequest::new("flux-schnell", prompt);
             client.generations().create(request).await.unwrap();
         }
-        setup.mock.advance_clock(60.0);
+        setup.mock.advance_clock(60.0).unwrap();
     }
     let endpoint = setup
         .json(&["webhooks", "create", "http://127.0.0.1:9/hook"])
         .await;
     let endpoint = endpoint["id"].as_str().unwrap();
     setup.json(&["webhooks", "test", endpoint]).await;
-    setup.mock.advance_clock(1.0);
+    setup.mock.advance_clock(1.0).unwrap();
     setup.mock.deliveries_settled().await;
 
     let all = lines(&setup, &["list", "--all"]).await;

@@ -49,7 +49,7 @@ impl Setup {
     }
 
     pub fn with(mock: MockServer, balance_rub: f64) -> Self {
-        let user = mock.create_user(balance_rub);
+        let user = mock.create_user(balance_rub).unwrap();
         Self {
             key: user.api_key,
             user: user.user_id,

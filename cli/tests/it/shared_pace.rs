@@ -21,7 +21,7 @@ fn manifest(dir: &Path, name: &str, count: usize) -> String {
 #[tokio::test]
 async fn two_batches_run_at_once_by_two_users_of_one_host_meet_no_429() {
     let setup = Setup::with(MockServer::builder().real_clock(20.0).start().await, 1000.0);
-    let other_key = setup.mock.create_user(1000.0).api_key;
+    let other_key = setup.mock.create_user(1000.0).unwrap().api_key;
     let dir = scratch("shared-pace-two-batches");
     let runtime = dir.join("runtime");
     std::fs::create_dir(&runtime).unwrap();

@@ -199,7 +199,7 @@ async fn endpoints_are_created_listed_updated_rotated_tested_and_deleted() {
         .json(&["webhooks", "test", id, "--event", "generation.failed"])
         .await;
     assert_eq!(queued["eventType"], "generation.failed");
-    setup.mock.advance_clock(1.0);
+    setup.mock.advance_clock(1.0).unwrap();
     setup.mock.deliveries_settled().await;
     let attempts = setup.json(&["webhooks", "deliveries", id]).await;
     assert_eq!(attempts[0]["messageId"], queued["messageId"]);
@@ -284,7 +284,7 @@ async fn listen_with_register_receives_a_real_delivery_and_removes_its_endpoint(
     listening(&mut listener).await;
 
     let created = setup.created("a fox").await;
-    setup.mock.advance_clock(60.0);
+    setup.mock.advance_clock(60.0).unwrap();
     setup.mock.deliveries_settled().await;
 
     let output = listener.finish().await;

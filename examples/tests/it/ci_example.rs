@@ -19,7 +19,7 @@ async fn make_thumbnail(client: &Client, subject: &str, dir: &Path) -> anyhow::R
 async fn a_thumbnail_is_saved_and_costs_one_image() {
     // A clock 100 times faster than real time: the 4-second image takes 40 ms.
     let mock = MockServer::builder().real_clock(100.0).start().await;
-    let user = mock.create_user(10.0);
+    let user = mock.create_user(10.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ci-example");
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,7 +34,7 @@ async fn a_thumbnail_is_saved_and_costs_one_image() {
 #[tokio::test]
 async fn without_money_the_thumbnail_fails_with_the_amount_missing() {
     let mock = MockServer::start().await;
-    let user = mock.create_user(1.0);
+    let user = mock.create_user(1.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
 
     let err = make_thumbnail(&client, "a lighthouse", Path::new("."))

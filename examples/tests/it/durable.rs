@@ -88,7 +88,7 @@ async fn deliver_everything(mock: &MockServer) {
             return;
         }
         // Past the longest delay the schedule can have reached by now.
-        mock.advance_clock(3600.0);
+        mock.advance_clock(3600.0).unwrap();
     }
     panic!("messages still undelivered: {:#?}", mock.list_deliveries());
 }
@@ -102,7 +102,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
         .rate_limits(false)
         .start()
         .await;
-    let user = mock.create_user(1000.0);
+    let user = mock.create_user(1000.0).unwrap();
     // Its own pace, unpaced: the mock's limits are off, and the host's other
     // processes (other tests) have nothing to do with this one.
     let client = Client::builder()
@@ -151,7 +151,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
             // Down when the tasks end: every first attempt fails, the retries come later.
             drop(running.take());
         }
-        mock.advance_clock(30.0);
+        mock.advance_clock(30.0).unwrap();
         // SIGKILL at a random moment while the deliveries arrive and are worked on.
         tokio::time::sleep(Duration::from_micros(random(20_000))).await;
         drop(running.take());
@@ -159,7 +159,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
         running = Some(receiver.start().await);
         if round % 2 == 1 {
             // Retries due while it runs, then killed again at random.
-            mock.advance_clock(3600.0);
+            mock.advance_clock(3600.0).unwrap();
             tokio::time::sleep(Duration::from_micros(random(20_000))).await;
             drop(running.take());
             running = Some(receiver.start().await);
@@ -183,7 +183,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
         });
     }
     redeliveries.join_all().await;
-    mock.advance_clock(1.0);
+    mock.advance_clock(1.0).unwrap();
     deliver_everything(&mock).await;
     // Killed once more, maybe before its worker caught up: what it stored and did
     // not process, the dump processes first.
@@ -223,7 +223,7 @@ async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers
         .rate_limits(false)
         .start()
         .await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let client = Client::builder()
         .base_url(mock.uri())
         .api_key(&user.api_key)
@@ -288,7 +288,7 @@ async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers
         .create(GenerationRequest::new("flux-schnell", "a fox"))
         .await
         .unwrap();
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
     mock.deliveries_settled().await;
     other.execute_batch("ROLLBACK").unwrap();
     drop(other);

@@ -22,7 +22,7 @@ use crate::mock_for_webhooks;
 /// subscribed to every event of the user; the deliveries it verified.
 async fn mock_with_receiver() -> (MockServer, NewUser, Client, UnboundedReceiver<Delivery>) {
     let mock = mock_for_webhooks().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
     // Bound before the endpoint exists, so that its URL is known; served once the
     // endpoint's secret is.
@@ -48,7 +48,7 @@ async fn a_task_succeeds_and_the_receiver_gets_a_verified_completed_event() {
         .await
         .unwrap();
 
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
     mock.deliveries_settled().await;
 
     let generation = client.generations().get(created.id).await.unwrap();
@@ -82,7 +82,8 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
         outcome: OutcomeKind::Fail,
         error_code: Some(mediagen_mock_server::FailureCode::ProviderUnavailable),
         count: 1,
-    });
+    })
+    .unwrap();
     let created = client
         .generations()
         .create(GenerationRequest::new("flux-schnell", "a fox"))
@@ -98,7 +99,7 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
     // later: the service refunds before it sends generation.failed.
     let mut arrived = None;
     for _ in 0..60 {
-        mock.advance_clock(1.0);
+        mock.advance_clock(1.0).unwrap();
         mock.deliveries_settled().await;
         if let Ok(delivery) = deliveries.try_recv() {
             arrived = Some((delivery, mock.balance(user.user_id)));
@@ -166,7 +167,7 @@ async fn proxy_losing_the_first_answer(upstream: SocketAddr) -> SocketAddr {
 #[tokio::test]
 async fn a_create_retried_after_a_dropped_connection_charges_once() {
     let mock = MockServer::start().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let proxy = proxy_losing_the_first_answer(mock.address()).await;
     let client = Client::builder()
         .base_url(format!("http://{proxy}"))
@@ -202,7 +203,7 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
     assert_eq!(all.len(), 1, "the retry found the first generation");
     assert_eq!(all[0].id, created.id);
 
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
 
     assert_eq!(
         mock.balance(user.user_id),

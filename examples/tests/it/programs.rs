@@ -11,7 +11,7 @@ use crate::{Running, mock_for_webhooks, program, run};
 async fn quickstart_creates_waits_and_downloads_the_image() {
     // 50 times faster than real time: the 5 seconds of a flux-schnell task take 0.1 s.
     let mock = MockServer::builder().real_clock(50.0).start().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("quickstart-out");
     std::fs::remove_dir_all(&out).ok();
     let mut cmd = program("quickstart", &mock, &user.api_key);
@@ -42,7 +42,7 @@ async fn quickstart_creates_waits_and_downloads_the_image() {
 #[tokio::test]
 async fn batch_keeps_at_most_five_active_and_reports_each_prompts_result() {
     let mock = MockServer::builder().real_clock(50.0).start().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let mut prompts: String = (0..7).map(|n| format!("fox number {n}\n")).collect();
     prompts.push_str("a fox mock:fail=content_policy\n");
     let mut cmd = assert_cmd::Command::from(program("batch", &mock, &user.api_key));
@@ -77,7 +77,7 @@ async fn batch_keeps_at_most_five_active_and_reports_each_prompts_result() {
 #[tokio::test]
 async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries() {
     let mock = mock_for_webhooks().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
     // The receiver needs the endpoint's secret to start, and the endpoint the
     // receiver's address: it starts at a placeholder and moves once the port is known.
@@ -103,7 +103,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         .create(GenerationRequest::new("flux-schnell", "a fox"))
         .await
         .unwrap();
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
     mock.deliveries_settled().await;
     let image = client.generations().get(completed.id).await.unwrap();
     assert_eq!(
@@ -123,7 +123,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         .redeliver(&endpoint.id, attempts.items[0].message_id)
         .await
         .unwrap();
-    mock.advance_clock(1.0);
+    mock.advance_clock(1.0).unwrap();
     mock.deliveries_settled().await;
     let failed = client
         .generations()
@@ -133,7 +133,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         ))
         .await
         .unwrap();
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
     mock.deliveries_settled().await;
     assert_eq!(
         receiver.next_line().await.unwrap(),
@@ -172,7 +172,7 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
 async fn rate_limit_poller_follows_each_active_generation_spending_half_the_quota_left() {
     // A manual clock: the generations stay PENDING until the poller has seen them.
     let mock = MockServer::start().await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
     let mut ids = Vec::new();
     for n in 0..2 {
@@ -182,7 +182,7 @@ async fn rate_limit_poller_follows_each_active_generation_spending_half_the_quot
 
     let mut poller = Running::spawn(program("rate_limit_poller", &mock, &user.api_key));
     let mut lines = poller.lines_until(|line| line.ends_with(" PENDING")).await;
-    mock.advance_clock(30.0);
+    mock.advance_clock(30.0).unwrap();
     lines.extend(poller.finish().await);
 
     for id in &ids {

@@ -1,15 +1,15 @@
-//! Fault rules: `POST /_mock/faults`, `GET /_mock/faults`, `DELETE /_mock/faults`
-//! and `DELETE /_mock/faults/{id}`.
+//! The HTTP face of fault rules: `POST /_mock/faults`, `GET /_mock/faults`,
+//! `DELETE /_mock/faults` and `DELETE /_mock/faults/{id}`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, post};
 use axum::{Json, Router};
-use serde_json::{Value, json};
 
-use super::ControlJson;
-use crate::domain::fault::{Fault, FaultRequest};
-use crate::error::{ApiError, Result};
+use super::ops::faults;
+use super::{ControlJson, List, list};
+use crate::domain::fault::{FaultRequest, FaultView};
+use crate::error::Result;
 use crate::extract::Path;
 use crate::state::AppState;
 
@@ -26,31 +26,24 @@ pub(super) fn router() -> Router<AppState> {
 async fn inject_fault(
     State(state): State<AppState>,
     ControlJson(request): ControlJson<FaultRequest>,
-) -> Result<(StatusCode, Json<Value>)> {
-    let fault = Fault::from_request(request)
-        .map_err(|refusal| super::invalid(refusal.field(), "invalid", refusal.to_string()))?;
-    let view = state.store().inject_fault(fault);
-    Ok((StatusCode::CREATED, Json(json!(view))))
+) -> Result<(StatusCode, Json<FaultView>)> {
+    let fault = faults::read_fault(request)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(faults::inject_fault(&state, fault)?),
+    ))
 }
 
-/// The active rules, oldest first, with their uses left.
-async fn list_faults(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({"data": state.store().faults()}))
+async fn list_faults(State(state): State<AppState>) -> Json<List<FaultView>> {
+    list(faults::list_faults(&state))
 }
 
-/// Removes one rule.
 async fn remove_fault(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode> {
-    if state.store().remove_fault(&id) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found(format!(
-            "No active fault {id}; it may have been used up"
-        )))
-    }
+    faults::remove_fault(&state, &id)?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
-/// Removes every rule.
 async fn clear_faults(State(state): State<AppState>) -> StatusCode {
-    state.store().clear_faults();
+    faults::clear_faults(&state);
     StatusCode::NO_CONTENT
 }

@@ -1,53 +1,45 @@
 //! The control API under `/_mock/`: users and keys, the clock, model states,
-//! forced outcomes, faults, settings, payments, what the mock saw and sent, and
-//! reset. Not part of the service: outside its rate limits, its faults and its
-//! request log, and guarded by `--admin-token` when set.
+//! forced outcomes, faults, settings, payments, what the mock saw and sent,
+//! snapshots, worlds and reset. Not part of the service: outside its rate
+//! limits, its faults and its request log, and guarded by `--admin-token` when
+//! set.
+//!
+//! Each operation is written once in [`ops`]; the handlers of this folder are
+//! its HTTP face: they read the path and the body (checked against its schema
+//! of the control contract), call the operation, and answer its value or its
+//! [`ControlError`](crate::error::ControlError) in the service's envelope.
 
 mod billing;
-pub(crate) mod deliveries;
+pub(crate) mod events;
 mod faults;
+mod journal;
+pub(crate) mod ops;
+mod settings;
 mod users;
 
 use axum::extract::{FromRequest, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
-use crate::clock::ClockError;
-use crate::config::Responses;
 use crate::contract::FieldError;
-use crate::domain::UserId;
-use crate::domain::catalog::ModelState;
-use crate::domain::money::Kopecks;
 use crate::domain::outcome::ForcedOutcome;
 use crate::error::{ApiError, Result};
-use crate::extract::Path;
 use crate::state::AppState;
-use crate::wire::timestamp;
-use crate::worker::run_due_jobs;
 
+/// The control API of one world.
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(users::router())
         .merge(faults::router())
         .merge(billing::router())
-        .merge(crate::snapshot::router())
-        .route("/_mock/clock", get(get_clock))
-        .route("/_mock/clock/advance", post(advance_clock))
-        .route("/_mock/models/{slug}/state", post(set_model_state))
-        .route("/_mock/outcomes", post(force_outcome))
-        .route("/_mock/settings", get(get_settings).put(update_settings))
-        .route("/_mock/requests", get(list_requests))
-        .route("/_mock/deliveries", get(deliveries::list_deliveries))
-        .route("/_mock/dns", put(set_dns))
-        .route("/_mock/outbox", get(list_outbox))
-        .route("/_mock/reset", post(reset))
+        .merge(settings::router())
+        .merge(journal::router())
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -136,206 +128,20 @@ impl ControlBody for crate::domain::fault::FaultRequest {
 }
 
 /// A 400 of the control API naming the one member at `path` that is wrong.
-pub(crate) fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
+fn invalid(path: &str, keyword: &str, message: String) -> ApiError {
     ApiError::validation(
         message.clone(),
         vec![FieldError::new(path, keyword, message, json!({}))],
     )
 }
 
-fn user_id(raw: &str) -> Result<UserId> {
-    crate::extract::uuid_param(raw, "userId")
+/// The answer of a list operation: its items under `data`, as every list of
+/// the contract.
+#[derive(Serialize)]
+pub(crate) struct List<T> {
+    data: Vec<T>,
 }
 
-fn rub(value: f64, name: &str) -> Result<Kopecks> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(Kopecks::from_rub(value))
-    } else {
-        Err(invalid(
-            &format!("/{name}"),
-            "minimum",
-            format!("{name} must be a number of at least 0"),
-        ))
-    }
-}
-
-pub(crate) fn clock_view(state: &AppState) -> Value {
-    let clock = state.clock();
-    json!({
-        "now": timestamp(clock.now()),
-        "mode": if clock.is_manual() { "manual" } else { "real" },
-        "timeScale": clock.scale(),
-    })
-}
-
-async fn get_clock(State(state): State<AppState>) -> Json<Value> {
-    Json(clock_view(&state))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Advance {
-    seconds: f64,
-}
-
-impl ControlBody for Advance {
-    const SCHEMA: &'static str = "AdvanceClock";
-}
-
-/// Moves a manual clock and applies everything that became due before answering.
-async fn advance_clock(
-    State(state): State<AppState>,
-    ControlJson(body): ControlJson<Advance>,
-) -> Result<Json<Value>> {
-    state.clock().advance(body.seconds).map_err(|e| match e {
-        ClockError::NotManual => ApiError::Conflict(e.to_string()),
-        ClockError::BadAmount(_) | ClockError::OutOfRange(_) => {
-            invalid("/seconds", "minimum", e.to_string())
-        }
-    })?;
-    run_due_jobs(&state);
-    Ok(Json(clock_view(&state)))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SetModelState {
-    state: ModelState,
-}
-
-impl ControlBody for SetModelState {
-    const SCHEMA: &'static str = "SetModelState";
-}
-
-async fn set_model_state(
-    State(state): State<AppState>,
-    Path(slug): Path<String>,
-    ControlJson(body): ControlJson<SetModelState>,
-) -> Result<Json<Value>> {
-    if state.catalog().get(&slug).is_none() {
-        return Err(ApiError::not_found(format!("Model '{slug}' not found")));
-    }
-    state.store().set_model_state(&slug, body.state);
-    Ok(Json(json!({"slug": slug, "state": body.state})))
-}
-
-async fn force_outcome(
-    State(state): State<AppState>,
-    ControlJson(rule): ControlJson<ForcedOutcome>,
-) -> Result<(StatusCode, Json<Value>)> {
-    if let Some(slug) = &rule.model_slug
-        && state.catalog().get(slug).is_none()
-    {
-        return Err(ApiError::not_found(format!("Model '{slug}' not found")));
-    }
-    let answer = json!({
-        "userId": rule.user_id,
-        "modelSlug": rule.model_slug,
-        "outcome": rule.outcome,
-        "errorCode": rule.error_code,
-        "count": rule.count,
-    });
-    state.store().force_outcome(rule);
-    Ok((StatusCode::CREATED, Json(answer)))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Settings {
-    create_latency_seconds: Option<f64>,
-    /// Absent: unchanged; `null`: new top-ups wait to be paid by hand.
-    #[serde(default, deserialize_with = "present")]
-    auto_pay_seconds: Option<Option<f64>>,
-    responses: Option<Responses>,
-}
-
-impl ControlBody for Settings {
-    const SCHEMA: &'static str = "UpdateSettings";
-}
-
-/// Reads a member that is present, `null` included, as `Some`: absent is `None`.
-fn present<'de, D, T>(deserializer: D) -> std::result::Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
-
-async fn get_settings(State(state): State<AppState>) -> Json<crate::Settings> {
-    Json(crate::Settings::of(&state.store()))
-}
-
-async fn update_settings(
-    State(state): State<AppState>,
-    ControlJson(body): ControlJson<Settings>,
-) -> Result<Json<crate::Settings>> {
-    let seconds = |value: f64, name: &str| {
-        if value.is_finite() && (0.0..=3600.0).contains(&value) {
-            Ok(value)
-        } else {
-            Err(invalid(
-                &format!("/{name}"),
-                "maximum",
-                format!("{name} must be from 0 to 3600"),
-            ))
-        }
-    };
-    let latency = body
-        .create_latency_seconds
-        .map(|s| seconds(s, "createLatencySeconds"))
-        .transpose()?;
-    let auto_pay = body
-        .auto_pay_seconds
-        .map(|s| s.map(|s| seconds(s, "autoPaySeconds")).transpose())
-        .transpose()?;
-    let mut store = state.store();
-    if let Some(secs) = latency {
-        store.set_create_latency_secs(secs);
-    }
-    if let Some(secs) = auto_pay {
-        store.set_auto_pay_secs(secs);
-    }
-    if let Some(mode) = body.responses {
-        store.set_responses(mode);
-    }
-    Ok(Json(crate::Settings::of(&store)))
-}
-
-async fn list_requests(State(state): State<AppState>) -> Json<Value> {
-    let log = state.requests();
-    Json(json!({"data": log.iter().collect::<Vec<_>>()}))
-}
-
-async fn reset(State(state): State<AppState>) -> StatusCode {
-    state.reset();
-    StatusCode::NO_CONTENT
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SetDns {
-    host: String,
-    addresses: Vec<std::net::IpAddr>,
-}
-
-impl ControlBody for SetDns {
-    const SCHEMA: &'static str = "SetDns";
-}
-
-/// Pins a host name to addresses for webhook URLs, at creation and at delivery.
-async fn set_dns(
-    State(state): State<AppState>,
-    ControlJson(body): ControlJson<SetDns>,
-) -> Json<Value> {
-    state
-        .deliverer()
-        .resolver
-        .set(&body.host, body.addresses.clone());
-    Json(json!({"host": body.host, "addresses": body.addresses}))
-}
-
-/// The e-mails the service would have sent (magic links), oldest first.
-async fn list_outbox(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({"data": state.store().outbox()}))
+pub(crate) fn list<T: Serialize>(data: Vec<T>) -> Json<List<T>> {
+    Json(List { data })
 }

@@ -1,19 +1,19 @@
-//! Users, their keys and their balance.
+//! The HTTP face of users, their keys and their balance.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::{ControlJson, rub, user_id};
+use super::ops::users::{self, CreateUser, NewKey, UserView};
+use super::{ControlBody, ControlJson};
 use crate::domain::UserId;
 use crate::domain::auth::Scope;
-use crate::error::{ApiError, Result};
+use crate::error::Result;
 use crate::extract::Path;
 use crate::state::AppState;
-use crate::wire::timestamp;
+use crate::store::NewUser;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -24,53 +24,23 @@ pub(super) fn router() -> Router<AppState> {
         .route("/_mock/keys/{public_part}", delete(revoke_key))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateUser {
-    #[serde(default)]
-    balance_rub: f64,
-    email: Option<String>,
+fn user_id(raw: &str) -> Result<UserId> {
+    crate::extract::uuid_param(raw, "userId")
 }
 
-impl super::ControlBody for CreateUser {
+impl ControlBody for CreateUser {
     const SCHEMA: &'static str = "CreateUser";
 }
 
 async fn create_user(
     State(state): State<AppState>,
     ControlJson(body): ControlJson<CreateUser>,
-) -> Result<(StatusCode, Json<Value>)> {
-    let balance = rub(body.balance_rub, "balanceRub")?;
-    let user = state.create_user(balance, body.email);
-    Ok((
-        StatusCode::CREATED,
-        Json(
-            json!({"userId": user.user_id, "apiKey": user.api_key, "email": user.email, "balanceRub": balance}),
-        ),
-    ))
+) -> Result<(StatusCode, Json<NewUser>)> {
+    Ok((StatusCode::CREATED, Json(users::create_user(&state, body)?)))
 }
 
-fn user_snapshot(state: &AppState, id: UserId) -> Result<Value> {
-    let store = state.store();
-    let user = store
-        .user(id)
-        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
-    let account = store.account(id).unwrap_or_default();
-    let keys = store.keys_of(id);
-    Ok(json!({
-        "userId": id,
-        "email": user.email,
-        "balanceRub": account.available,
-        "reservedRub": account.reserved,
-        "activeGenerations": store.active_count(id),
-        "generations": user.generations.len(),
-        "keys": keys,
-        "createdAt": timestamp(user.created_at),
-    }))
-}
-
-async fn get_user(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
-    user_snapshot(&state, user_id(&id)?).map(Json)
+async fn get_user(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<UserView>> {
+    Ok(Json(users::get_user(&state, user_id(&id)?)?))
 }
 
 #[derive(Deserialize)]
@@ -80,7 +50,7 @@ struct CreateKey {
     scope: Scope,
 }
 
-impl super::ControlBody for CreateKey {
+impl ControlBody for CreateKey {
     const SCHEMA: &'static str = "CreateKey";
 }
 
@@ -88,27 +58,17 @@ async fn create_key(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ControlJson(body): ControlJson<CreateKey>,
-) -> Result<(StatusCode, Json<Value>)> {
-    let id = user_id(&id)?;
-    let key = state
-        .store()
-        .issue_key(id, body.scope)
-        .ok_or_else(|| ApiError::not_found(format!("User {id} not found")))?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"apiKey": key.full, "publicPart": key.public, "scope": body.scope})),
-    ))
+) -> Result<(StatusCode, Json<NewKey>)> {
+    let key = users::create_key(&state, user_id(&id)?, body.scope)?;
+    Ok((StatusCode::CREATED, Json(key)))
 }
 
 async fn revoke_key(
     State(state): State<AppState>,
     Path(public): Path<String>,
 ) -> Result<StatusCode> {
-    if state.store().revoke_key(&public) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("No key with that public part"))
-    }
+    users::revoke_key(&state, &public)?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Deserialize)]
@@ -117,7 +77,7 @@ struct SetBalance {
     balance_rub: f64,
 }
 
-impl super::ControlBody for SetBalance {
+impl ControlBody for SetBalance {
     const SCHEMA: &'static str = "SetBalance";
 }
 
@@ -125,12 +85,10 @@ async fn set_balance(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ControlJson(body): ControlJson<SetBalance>,
-) -> Result<Json<Value>> {
-    let id = user_id(&id)?;
-    let amount = rub(body.balance_rub, "balanceRub")?;
-    let now = state.now();
-    if !state.store().set_balance(id, amount, now) {
-        return Err(ApiError::not_found(format!("User {id} not found")));
-    }
-    user_snapshot(&state, id).map(Json)
+) -> Result<Json<UserView>> {
+    Ok(Json(users::set_balance(
+        &state,
+        user_id(&id)?,
+        body.balance_rub,
+    )?))
 }

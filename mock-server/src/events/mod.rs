@@ -6,11 +6,9 @@
 //! The store writes what changed into its [`Journal`] while it holds its lock,
 //! and the lock's guard publishes it on the world's [`Bus`] before letting go,
 //! so the order of events is the order of changes. Nothing is written while
-//! nobody listens. `GET /_mock/events` (`stream.rs`) serves the bus as
-//! Server-Sent Events; [`World::stream_events`](crate::World::stream_events)
-//! hands it to a test in Rust.
-
-pub(crate) mod stream;
+//! nobody listens. The control API's `stream_events` reads the bus: over HTTP
+//! as Server-Sent Events (`control/events.rs`), and in Rust as
+//! [`World::stream_events`](crate::World::stream_events).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -244,7 +242,7 @@ pub struct Missed(pub u64);
 /// ([`World::stream_events`](crate::World::stream_events)).
 #[derive(Debug)]
 pub struct EventStream {
-    rx: broadcast::Receiver<Arc<Published>>,
+    pub(crate) rx: broadcast::Receiver<Arc<Published>>,
 }
 
 impl EventStream {
@@ -371,30 +369,6 @@ impl Journal {
 
     pub(crate) fn take(&mut self) -> Vec<(DateTime<Utc>, EventKind)> {
         std::mem::take(&mut self.pending)
-    }
-}
-
-// Operations of the control contract, one method each, named by operationId.
-impl crate::World {
-    /// A reader of this world's events from now on: one per request logged,
-    /// generation change, ledger row, webhook message and delivery attempt,
-    /// top-up, invoice, mail, fault applied and clock move, in order.
-    ///
-    /// ```
-    /// use mediagen_mock_server::{EventKind, MockServer};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mock = MockServer::start().await;
-    /// let mut events = mock.stream_events();
-    /// mock.advance_clock(5.0);
-    /// let event = events.recv().await.expect("nothing missed");
-    /// assert!(matches!(event.kind, EventKind::Clock { .. }));
-    /// assert_eq!(event.at, mock.now());
-    /// # }
-    /// ```
-    pub fn stream_events(&self) -> EventStream {
-        self.state.events().subscribe()
     }
 }
 

@@ -53,6 +53,8 @@ pub struct NewUser {
     pub api_key: String,
     /// The sign-in address.
     pub email: String,
+    /// Roubles available.
+    pub balance_rub: f64,
 }
 
 /// One request as the log keeps it.
@@ -116,7 +118,7 @@ pub enum KeyCheck {
 }
 
 /// A key as the control API shows it: never its secret.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyView {
     /// The public part, which names the key.
@@ -194,6 +196,7 @@ impl Store {
             user_id: id,
             api_key: key.full,
             email,
+            balance_rub: balance.rub(),
         }
     }
 

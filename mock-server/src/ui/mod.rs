@@ -16,8 +16,8 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use crate::control::events::admitted;
 use crate::error::ApiError;
-use crate::events::stream::admitted;
 use crate::state::AppState;
 
 const PAGE: &str = include_str!("index.html");

@@ -26,7 +26,7 @@ async fn summary_counts_generations_by_status_and_media_type_and_spending_net_of
     app.create(image_request("mock:fail=content_policy")).await;
     app.create(json!({"modelSlug": "yandex-speechkit", "prompt": "привет"}))
         .await;
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     app.create(image_request("still pending")).await;
     let reply = app.get("/v1/stats/summary").await;
     assert_eq!(reply.status, 200, "{}", reply.body);

@@ -81,7 +81,7 @@ async fn another_users_generation_is_404_not_found() {
         .as_str()
         .expect("id")
         .to_owned();
-    let other = app.mock.create_user(100.0);
+    let other = app.mock.create_user(100.0).unwrap();
     for (method, path) in [
         (Method::GET, format!("/v1/generations/{id}")),
         (Method::POST, format!("/v1/generations/{id}/cancel")),
@@ -103,7 +103,8 @@ async fn a_further_key_of_the_same_user_sees_the_same_generations() {
     let key = app
         .mock
         .create_key(app.user_id, mediagen_mock_server::Scope::Full)
-        .expect("the user exists");
+        .expect("the user exists")
+        .api_key;
     let listed = app
         .send(Method::GET, "/v1/generations", Some(&key), None)
         .await;
@@ -111,6 +112,6 @@ async fn a_further_key_of_the_same_user_sees_the_same_generations() {
     assert!(
         app.mock
             .create_key(uuid::Uuid::new_v4(), mediagen_mock_server::Scope::Full)
-            .is_none()
+            .is_err()
     );
 }

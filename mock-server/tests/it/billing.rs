@@ -39,7 +39,7 @@ async fn history_shows_a_refunded_charge_as_refunded_never_as_a_refund_entry() {
     let app = App::start().await;
     app.create(image_request("kept")).await;
     app.create(image_request("mock:fail=content_policy")).await;
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     let reply = app.get("/v1/billing/history").await;
     assert_conforms("BillingOperationList", &reply.body);
     let rows = reply.body["data"].as_array().expect("rows");
@@ -185,7 +185,7 @@ async fn another_users_invoice_is_404() {
         .as_str()
         .expect("id")
         .to_owned();
-    let other = app.mock.create_user(1.0);
+    let other = app.mock.create_user(1.0).unwrap();
     app.send(
         Method::GET,
         &format!("/v1/billing/invoices/{id}/pdf"),
@@ -255,7 +255,7 @@ async fn with_auto_pay_a_topup_pays_itself_on_the_mocks_clock() {
         .post("/v1/billing/topup", json!({"amountRub": 500}))
         .await;
     assert_eq!(reply.body["status"], "PENDING");
-    app.mock.advance_clock(5.0);
+    app.mock.advance_clock(5.0).unwrap();
     assert_eq!(app.balance().0, 1500.0);
 }
 
@@ -289,7 +289,7 @@ async fn topup_is_limited_to_five_per_ten_minutes_per_user() {
         .await;
     refused.assert_error(429, "RATE_LIMIT_ERROR");
     assert_eq!(refused.header("retry-after"), Some("600"));
-    let other = app.mock.create_user(0.0);
+    let other = app.mock.create_user(0.0).unwrap();
     let theirs = app
         .send(
             Method::POST,
@@ -299,7 +299,7 @@ async fn topup_is_limited_to_five_per_ten_minutes_per_user() {
         )
         .await;
     assert_eq!(theirs.status, 201, "per user, not per address");
-    app.mock.advance_clock(600.0);
+    app.mock.advance_clock(600.0).unwrap();
     assert_eq!(
         app.post("/v1/billing/topup", json!({"amountRub": 100}))
             .await

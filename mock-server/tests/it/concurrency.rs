@@ -45,7 +45,9 @@ async fn hundred_parallel_creates_with_one_key_make_one_generation_and_one_charg
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ledger_invariant_holds_after_random_parallel_sequences() {
     let app = &App::unlimited().await;
-    let users: Vec<_> = (0..4).map(|_| app.mock.create_user(60.0)).collect();
+    let users: Vec<_> = (0..4)
+        .map(|_| app.mock.create_user(60.0).unwrap())
+        .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x6d65_6469_6167_656e);
     let prompts = [
         "a",
@@ -118,12 +120,12 @@ async fn ledger_invariant_holds_after_random_parallel_sequences() {
             )
             .await;
         }
-        app.mock.advance_clock(rng.random_range(0.0..40.0));
+        app.mock.advance_clock(rng.random_range(0.0..40.0)).unwrap();
         app.mock
             .check_ledger()
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
     }
-    app.mock.advance_clock(3600.0);
+    app.mock.advance_clock(3600.0).unwrap();
     app.mock.check_ledger().expect("ledger holds at the end");
     for user in &users {
         let (_, reserved) = app.mock.balance(user.user_id).expect("user");

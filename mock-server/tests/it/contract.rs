@@ -464,12 +464,13 @@ fn answers_conform(mode: Responses, cases: u32) {
     let seeded = runtime.block_on(Seeded::start());
     let mut settings = seeded.app.mock.get_settings();
     settings.responses = mode;
-    seeded.app.mock.update_settings(settings);
+    seeded.app.mock.update_settings(settings).unwrap();
     let read_only = seeded
         .app
         .mock
         .create_key(seeded.app.user_id, mediagen_mock_server::Scope::ReadOnly)
-        .expect("the user exists");
+        .expect("the user exists")
+        .api_key;
     let ops = operations();
     let pool = Mutex::new(Pool::default());
     {
@@ -497,7 +498,7 @@ fn answers_conform(mode: Responses, cases: u32) {
             .ok_or_else(|| TestCaseError::fail(format!("{}: no answer", built.described)))?;
         pool.lock().expect("pool").learn(op, &reply);
         // Tasks finish and free the concurrency limit as time passes.
-        seeded.app.mock.advance_clock(20.0);
+        seeded.app.mock.advance_clock(20.0).unwrap();
         conforms(op, &built.described, &reply)
     });
     if let Err(failure) = outcome {

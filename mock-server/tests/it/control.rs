@@ -119,14 +119,17 @@ async fn reset_empties_the_mock_but_keeps_the_demo_key() {
 #[tokio::test]
 async fn reset_through_the_rust_face_forgets_users_and_keeps_the_demo_key() {
     let app = App::start().await;
-    let user = app.mock.create_user(10.0);
+    let user = app.mock.create_user(10.0).unwrap();
 
     app.mock.reset();
 
     app.send(Method::GET, "/v1/generations", Some(&user.api_key), None)
         .await
         .assert_error(401, "AUTHENTICATION_ERROR");
-    assert_eq!(app.mock.get_user(user.user_id), None);
+    assert!(matches!(
+        app.mock.get_user(user.user_id),
+        Err(mediagen_mock_server::ControlError::NotFound(_))
+    ));
     let demo = app.mock.demo_api_key().to_owned();
     let listed = app
         .send(Method::GET, "/v1/generations", Some(&demo), None)
@@ -161,9 +164,12 @@ async fn the_rust_face_reads_the_outbox_the_control_api_reads() {
 async fn a_balance_set_through_the_rust_face_is_what_the_account_shows() {
     let app = App::start().await;
 
-    assert!(app.mock.set_balance(app.user_id, 7.5));
+    assert_eq!(
+        app.mock.set_balance(app.user_id, 7.5).unwrap().balance_rub,
+        7.5
+    );
     assert!(
-        !app.mock.set_balance(uuid::Uuid::new_v4(), 7.5),
+        app.mock.set_balance(uuid::Uuid::new_v4(), 7.5).is_err(),
         "no such user"
     );
 
@@ -178,9 +184,11 @@ async fn clearing_faults_through_the_rust_face_removes_every_rule() {
     let app = App::start().await;
     let faults = [
         app.mock
-            .inject_fault(Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/account")),
+            .inject_fault(Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/account"))
+            .unwrap(),
         app.mock
-            .inject_fault(Fault::error(500, "INTERNAL_ERROR").times(3)),
+            .inject_fault(Fault::error(500, "INTERNAL_ERROR").times(3))
+            .unwrap(),
     ];
 
     app.mock.clear_faults();

@@ -37,7 +37,7 @@ pub async fn register(app: &App, receiver: &Receiver, event_types: Value) -> Str
 
 /// Moves the clock and waits for the deliveries it caused.
 pub async fn advance(app: &App, seconds: f64) {
-    app.mock.advance_clock(seconds);
+    app.mock.advance_clock(seconds).unwrap();
     app.mock.deliveries_settled().await;
 }
 
@@ -309,7 +309,7 @@ async fn one_hanging_receiver_never_delays_another() {
     register(&app, &slow, json!([])).await;
     register(&app, &fast, json!([])).await;
     app.create(image_request("p")).await;
-    app.mock.advance_clock(5.0);
+    app.mock.advance_clock(5.0).unwrap();
     while fast.received().is_empty() {
         tokio::task::yield_now().await;
     }
@@ -395,7 +395,8 @@ async fn redelivery_sends_the_same_message_again_as_a_manual_attempt() {
 async fn a_name_that_comes_to_resolve_privately_is_refused_at_delivery() {
     let app = App::with(MockServer::builder().rate_limits(false).start().await).await;
     app.mock
-        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])]);
+        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])])
+        .unwrap();
     let created = app
         .post(
             "/v1/webhook-endpoints",
@@ -406,7 +407,8 @@ async fn a_name_that_comes_to_resolve_privately_is_refused_at_delivery() {
     let endpoint = created.body["id"].as_str().expect("id").to_owned();
     // Re-pointed before anything is sent, so no traffic leaves the machine.
     app.mock
-        .set_dns("hooks.example.com", vec![IpAddr::from([10, 0, 0, 1])]);
+        .set_dns("hooks.example.com", vec![IpAddr::from([10, 0, 0, 1])])
+        .unwrap();
     app.create(image_request("p")).await;
     advance(&app, 5.0).await;
     let rows = attempts(&app, &endpoint).await;

@@ -38,7 +38,7 @@ async fn set_responses_changes_the_responses_and_no_other_setting() {
     let app = App::start().await;
     let mut settings = app.mock.get_settings();
     settings.create_latency_seconds = 2.5;
-    app.mock.update_settings(settings);
+    app.mock.update_settings(settings).unwrap();
 
     app.mock.set_responses(Responses::Minimal);
 

@@ -111,7 +111,7 @@ async fn a_receivers_retry_after_is_read_as_real_seconds() {
     let endpoint = register(&app, &receiver, json!([])).await;
     app.post(&format!("/v1/webhook-endpoints/{endpoint}/test"), json!({}))
         .await;
-    app.mock.advance_clock(0.0);
+    app.mock.advance_clock(0.0).unwrap();
     app.mock.deliveries_settled().await;
     let rows = attempts(&app, &endpoint).await;
     let at = |v: &serde_json::Value| {

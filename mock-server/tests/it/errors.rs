@@ -197,7 +197,7 @@ async fn a_generation_id_that_is_not_a_uuid_names_no_generation() {
 #[tokio::test]
 async fn every_error_carries_the_worlds_clock_time() {
     let app = App::start().await;
-    app.mock.advance_clock(3.0 * 86_400.0);
+    app.mock.advance_clock(3.0 * 86_400.0).unwrap();
     let now = app
         .mock
         .now()

@@ -106,20 +106,22 @@ async fn a_request_is_told_with_its_id_status_error_code_and_user() {
 #[tokio::test]
 async fn a_generations_life_is_told_from_creation_to_its_refund_with_its_ledger_rows() {
     let app = App::start().await;
-    app.mock.force_outcome(ForcedOutcome {
-        user_id: Some(app.user_id),
-        model_slug: None,
-        outcome: OutcomeKind::Fail,
-        error_code: Some(FailureCode::Timeout),
-        count: 1,
-    });
+    app.mock
+        .force_outcome(ForcedOutcome {
+            user_id: Some(app.user_id),
+            model_slug: None,
+            outcome: OutcomeKind::Fail,
+            error_code: Some(FailureCode::Timeout),
+            count: 1,
+        })
+        .unwrap();
     let mut events = app.mock.stream_events();
 
     let id = app.create(image_request("a lighthouse")).await.body["id"]
         .as_str()
         .and_then(|id| id.parse::<uuid::Uuid>().ok())
         .expect("an id");
-    app.mock.advance_clock(120.0);
+    app.mock.advance_clock(120.0).unwrap();
 
     let told = events.drain().expect("nothing missed");
     assert_numbered_without_gaps(&told);
@@ -298,7 +300,7 @@ async fn a_clock_move_is_told_before_what_it_made_due() {
     let before = app.mock.now();
     let mut events = app.mock.stream_events();
 
-    app.mock.advance_clock(2.0);
+    app.mock.advance_clock(2.0).unwrap();
 
     let told = events.drain().expect("nothing missed");
     match told.first().map(|e| (&e.kind, e.at)) {
@@ -316,9 +318,13 @@ async fn a_clock_move_is_told_before_what_it_made_due() {
 #[tokio::test]
 async fn a_fault_applied_is_told_with_the_request_it_applied_to() {
     let app = App::start().await;
-    let fault = app.mock.inject_fault(
-        mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE").on("GET", "/v1/generations"),
-    );
+    let fault = app
+        .mock
+        .inject_fault(
+            mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE")
+                .on("GET", "/v1/generations"),
+        )
+        .unwrap();
     let mut events = app.mock.stream_events();
 
     let reply = app.get("/v1/generations").await;
@@ -355,7 +361,7 @@ async fn a_reader_that_falls_behind_is_told_how_many_events_it_missed() {
     let mut events = mock.stream_events();
 
     for _ in 0..10_000 {
-        mock.advance_clock(0.0);
+        mock.advance_clock(0.0).unwrap();
     }
 
     let missed = match events.drain() {
@@ -370,7 +376,7 @@ async fn a_reader_that_falls_behind_is_told_how_many_events_it_missed() {
         "numbers tell the loss"
     );
     assert_numbered_without_gaps(&kept);
-    mock.advance_clock(1.0);
+    mock.advance_clock(1.0).unwrap();
     let after = events.drain().expect("nothing missed since");
     assert_eq!(after.len(), 1);
 }
@@ -394,7 +400,7 @@ async fn the_stream_serves_each_event_as_json_with_its_seq_as_the_sse_id() {
     );
 
     let reply = app.create(image_request("a lighthouse")).await;
-    app.mock.advance_clock(1.0);
+    app.mock.advance_clock(1.0).unwrap();
 
     let messages = sse_messages(response, 4).await;
     let types: Vec<&str> = messages
@@ -429,7 +435,7 @@ async fn a_lagging_stream_says_how_many_events_it_missed() {
     // The test's runtime has one thread: the stream sends nothing until this
     // loop is over, by which time its window has overflowed.
     for _ in 0..10_000 {
-        app.mock.advance_clock(0.0);
+        app.mock.advance_clock(0.0).unwrap();
     }
 
     let (_, first) = sse_messages(response, 1).await.remove(0);
@@ -446,8 +452,8 @@ async fn each_world_streams_only_its_own_events() {
     let http = reqwest::Client::new();
     let b_stream = open_stream(&http, &format!("{}/_mock/events", b.uri())).await;
 
-    b.advance_clock(5.0);
-    let user = b.create_user(10.0);
+    b.advance_clock(5.0).unwrap();
+    let user = b.create_user(10.0).unwrap();
     let reply = http
         .get(format!("{}/v1/generations", b.uri()))
         .bearer_auth(&user.api_key)

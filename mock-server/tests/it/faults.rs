@@ -43,13 +43,13 @@ async fn receiver_that_answers_slowly_but_within_its_real_time_is_delivered() {
     receiver.script([Answer::Held(204)]);
     let endpoint = register(&app, &receiver, json!([])).await;
     app.create(image_request("p")).await;
-    app.mock.advance_clock(5.0);
+    app.mock.advance_clock(5.0).unwrap();
     while receiver.received().is_empty() {
         tokio::task::yield_now().await;
     }
     // A minute of the clock passes while the receiver thinks: its time to
     // answer is real, so the clock does not fail it.
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     receiver.release();
     app.mock.deliveries_settled().await;
     let rows = attempts(&app, &endpoint).await;

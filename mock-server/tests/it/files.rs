@@ -60,7 +60,7 @@ async fn a_tampered_or_expired_upload_url_is_refused() {
         put(&app, &tampered, "image/png", b"1234".to_vec()).await,
         403
     );
-    app.mock.advance_clock(16.0 * 60.0);
+    app.mock.advance_clock(16.0 * 60.0).unwrap();
     assert_eq!(
         put(&app, &url, "image/png", b"1234".to_vec()).await,
         403,
@@ -116,7 +116,7 @@ async fn deleted_file_is_gone_and_another_users_file_is_404() {
         .as_str()
         .expect("id")
         .to_owned();
-    let other = app.mock.create_user(1.0);
+    let other = app.mock.create_user(1.0).unwrap();
     app.send(
         Method::GET,
         &format!("/v1/files/{id}"),
@@ -151,7 +151,7 @@ async fn video_from(app: &App, params: Value) -> Value {
         .await
         .body["id"]
         .clone();
-    app.mock.advance_clock(300.0);
+    app.mock.advance_clock(300.0).unwrap();
     app.get(&format!("/v1/generations/{}", id.as_str().expect("id")))
         .await
         .body

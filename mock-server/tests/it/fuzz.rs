@@ -78,10 +78,11 @@ impl Seeded {
             .start()
             .await;
         for host in EXAMPLE_HOSTS {
-            mock.set_dns(host, vec![std::net::Ipv4Addr::LOCALHOST.into()]);
+            mock.set_dns(host, vec![std::net::Ipv4Addr::LOCALHOST.into()])
+                .unwrap();
         }
         // Unresolvable, by a pinned empty answer rather than a real DNS query.
-        mock.set_dns("bad.invalid", Vec::new());
+        mock.set_dns("bad.invalid", Vec::new()).unwrap();
         let router = mock.router();
         let app = App::with(mock).await;
         let doc = mediagen_openapi::document().expect("contract");

@@ -107,7 +107,7 @@ async fn sixth_active_task_is_429_without_retry_after() {
 async fn balance_below_cost_is_402_with_required_and_available() {
     let mock = mediagen_mock_server::MockServer::start().await;
     let app = App::with(mock).await;
-    let poor = app.mock.create_user(1.0);
+    let poor = app.mock.create_user(1.0).unwrap();
     let reply = app
         .send(
             Method::POST,
@@ -145,7 +145,7 @@ async fn same_idempotency_key_returns_the_existing_generation_and_charges_once_w
 #[tokio::test]
 async fn idempotency_keys_are_per_user() {
     let app = App::start().await;
-    let other = app.mock.create_user(100.0);
+    let other = app.mock.create_user(100.0).unwrap();
     let mine = app
         .create_with_key(&app.key, "shared", image_request("p"))
         .await;
@@ -160,7 +160,7 @@ async fn idempotency_keys_are_per_user() {
 async fn replay_reports_the_current_status() {
     let app = App::start().await;
     let first = app.create_with_key(&app.key, "k", image_request("p")).await;
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     let again = app.create_with_key(&app.key, "k", image_request("p")).await;
     assert_eq!(again.body["id"], first.body["id"]);
     assert_eq!(again.body["status"], "SUCCEEDED");
@@ -212,7 +212,7 @@ async fn key_still_executing_is_409_conflict() {
     while !a.is_finished() && !b.is_finished() {
         tokio::task::yield_now().await;
     }
-    app.mock.advance_clock(5.0);
+    app.mock.advance_clock(5.0).unwrap();
     let mut statuses = [
         a.await.expect("joined").expect("sent"),
         b.await.expect("joined").expect("sent"),
@@ -255,7 +255,7 @@ async fn model_states_give_their_documented_errors_and_take_no_money() {
         (ModelState::CircuitOpen, 503, "UPSTREAM_CIRCUIT_OPEN"),
         (ModelState::PricingMissing, 400, "VALIDATION_ERROR"),
     ] {
-        app.mock.set_model_state("flux-schnell", state);
+        app.mock.set_model_state("flux-schnell", state).unwrap();
         let reply = app.create(image_request("p")).await;
         reply.assert_error(status, code);
         assert_eq!(
@@ -275,7 +275,8 @@ async fn model_states_give_their_documented_errors_and_take_no_money() {
     }
     assert_eq!(app.balance(), (1000.0, 0.0));
     app.mock
-        .set_model_state("flux-schnell", ModelState::Available);
+        .set_model_state("flux-schnell", ModelState::Available)
+        .unwrap();
     assert_eq!(app.create(image_request("p")).await.status, 202);
 }
 
@@ -289,7 +290,7 @@ async fn consecutive_moderation_rejections_block_the_model_with_409() {
                 .status,
             202
         );
-        app.mock.advance_clock(60.0);
+        app.mock.advance_clock(60.0).unwrap();
     }
     let reply = app.create(image_request("a calm sea")).await;
     reply.assert_error(409, "MODERATION_REPEAT_BLOCKED");
@@ -364,7 +365,7 @@ async fn cancel_of_a_pending_task_returns_the_reserve_and_later_cancel_is_409() 
     assert_eq!(reply.body["status"], "CANCELLED");
     assert_conforms("Generation", &reply.body);
     assert_eq!(app.balance(), (1000.0, 0.0));
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     assert_eq!(
         app.get(&format!("/v1/generations/{id}")).await.body["status"],
         "CANCELLED",

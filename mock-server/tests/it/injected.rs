@@ -236,7 +236,7 @@ async fn paths_match_one_segment_per_star_and_a_user_rule_spares_others() {
     let app = App::start().await;
     let created = app.create(image_request("p")).await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    let other = app.mock.create_user(10.0);
+    let other = app.mock.create_user(10.0).unwrap();
     inject(
         &app,
         json!({"method": "GET", "path": "/v1/generations/*", "userId": app.user_id,
@@ -302,11 +302,14 @@ async fn rules_are_listed_removed_one_by_one_or_all_and_bad_ones_refused() {
 #[tokio::test]
 async fn the_library_handle_counts_down_and_removes() {
     let app = App::start().await;
-    let fault = app.mock.inject_fault(
-        Fault::error(502, "BILLING_TIMEOUT")
-            .on("GET", "/v1/billing/balance")
-            .times(3),
-    );
+    let fault = app
+        .mock
+        .inject_fault(
+            Fault::error(502, "BILLING_TIMEOUT")
+                .on("GET", "/v1/billing/balance")
+                .times(3),
+        )
+        .unwrap();
     app.get("/v1/billing/balance")
         .await
         .assert_error(502, "BILLING_TIMEOUT");
@@ -321,14 +324,15 @@ async fn result_files_and_uploads_can_fail_too() {
     let app = App::start().await;
     let created = app.create(image_request("p")).await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let done = app.get(&format!("/v1/generations/{id}")).await;
     let url = done.body["outputUrls"][0]
         .as_str()
         .expect("a result")
         .to_owned();
     app.mock
-        .inject_fault(Fault::error(502, "OUTPUT_FETCH_FAILED").on("GET", "/outputs/*/*"));
+        .inject_fault(Fault::error(502, "OUTPUT_FETCH_FAILED").on("GET", "/outputs/*/*"))
+        .unwrap();
     let failed = app.http.get(&url).send().await.expect("an answer");
     assert_eq!(failed.status(), 502);
     let body: Value = failed.json().await.expect("the envelope");

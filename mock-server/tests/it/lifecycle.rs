@@ -21,12 +21,12 @@ async fn task_goes_pending_processing_succeeded_as_the_clock_moves() {
         .expect("id")
         .to_owned();
     assert_eq!(status(&app, &id).await["status"], "PENDING");
-    app.mock.advance_clock(1.0);
+    app.mock.advance_clock(1.0).unwrap();
     let processing = status(&app, &id).await;
     assert_eq!(processing["status"], "PROCESSING");
     assert!(processing["startedAt"].is_string());
     assert_eq!(processing["outputUrls"], json!([]));
-    app.mock.advance_clock(4.0);
+    app.mock.advance_clock(4.0).unwrap();
     let done = status(&app, &id).await;
     assert_eq!(done["status"], "SUCCEEDED");
     assert!(done["errorCode"].is_null());
@@ -48,7 +48,7 @@ async fn output_urls_serve_real_files_of_the_media_type() {
         .await
         .body["id"]
         .clone();
-    app.mock.advance_clock(300.0);
+    app.mock.advance_clock(300.0).unwrap();
     for (id, content_type, magic) in [
         (image, "image/png", &b"\x89PNG"[..]),
         (voice, "audio/wav", &b"RIFF"[..]),
@@ -71,26 +71,28 @@ async fn output_urls_serve_real_files_of_the_media_type() {
 #[tokio::test]
 async fn provider_failure_uses_three_attempts_then_fails_and_refunds() {
     let app = App::start().await;
-    app.mock.force_outcome(ForcedOutcome {
-        user_id: Some(app.user_id),
-        model_slug: None,
-        outcome: OutcomeKind::Fail,
-        error_code: Some(FailureCode::ProviderUnavailable),
-        count: 1,
-    });
+    app.mock
+        .force_outcome(ForcedOutcome {
+            user_id: Some(app.user_id),
+            model_slug: None,
+            outcome: OutcomeKind::Fail,
+            error_code: Some(FailureCode::ProviderUnavailable),
+            count: 1,
+        })
+        .unwrap();
     let id = app.create(image_request("p")).await.body["id"]
         .as_str()
         .expect("id")
         .to_owned();
     // flux-schnell attempts take 4 s: start at 1 s, attempts end at 5, 9 and 13 s.
-    app.mock.advance_clock(12.0);
+    app.mock.advance_clock(12.0).unwrap();
     assert_eq!(
         status(&app, &id).await["status"],
         "PROCESSING",
         "third attempt still running"
     );
     assert_eq!(app.balance(), (997.5, 2.5));
-    app.mock.advance_clock(1.0);
+    app.mock.advance_clock(1.0).unwrap();
     let failed = status(&app, &id).await;
     assert_eq!(failed["status"], "FAILED");
     assert_eq!(failed["errorCode"], "provider_unavailable");
@@ -121,7 +123,7 @@ async fn forced_outcome_through_the_control_api_applies_to_matching_tasks_only()
         .as_str()
         .expect("id")
         .to_owned();
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     assert_eq!(status(&app, &other).await["status"], "SUCCEEDED");
     let failed = status(&app, &target).await;
     assert_eq!(
@@ -143,7 +145,7 @@ async fn every_failure_code_can_be_typed_as_a_magic_prompt() {
             .as_str()
             .expect("id")
             .to_owned();
-        app.mock.advance_clock(60.0);
+        app.mock.advance_clock(60.0).unwrap();
         assert_eq!(status(&app, &id).await["errorCode"], code);
     }
     assert_eq!(app.balance(), (1000.0, 0.0), "every failure refunded");
@@ -160,7 +162,7 @@ async fn prompt_longer_than_the_model_accepts_fails_with_prompt_too_long() {
         .as_str()
         .expect("id")
         .to_owned();
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     assert_eq!(status(&app, &id).await["errorCode"], "prompt_too_long");
 }
 
@@ -171,6 +173,6 @@ async fn finished_task_frees_a_slot_under_the_concurrency_limit() {
         app.create(image_request(&format!("p{i}"))).await;
     }
     assert_eq!(app.create(image_request("sixth")).await.status, 429);
-    app.mock.advance_clock(5.0);
+    app.mock.advance_clock(5.0).unwrap();
     assert_eq!(app.create(image_request("sixth")).await.status, 202);
 }

@@ -24,6 +24,7 @@ mod injected;
 mod lifecycle;
 mod meta;
 mod modes;
+mod parity;
 mod races;
 mod rate_limits;
 mod receiver;
@@ -139,7 +140,7 @@ impl App {
     }
 
     pub async fn with(mock: MockServer) -> Self {
-        let user = mock.create_user(1000.0);
+        let user = mock.create_user(1000.0).unwrap();
         Self {
             http: reqwest::Client::new(),
             key: user.api_key,

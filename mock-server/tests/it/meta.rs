@@ -39,7 +39,8 @@ async fn contract_is_served_verbatim_without_a_key() {
 async fn withdrawn_model_shows_as_withdrawn_in_the_catalog() {
     let app = App::start().await;
     app.mock
-        .set_model_state("imagen-4", mediagen_mock_server::ModelState::Withdrawn);
+        .set_model_state("imagen-4", mediagen_mock_server::ModelState::Withdrawn)
+        .unwrap();
     let reply = app.send(Method::GET, "/v1/catalog/", None, None).await;
     let model = reply.body["models"]
         .as_array()

@@ -44,7 +44,7 @@ async fn minimal_generations_carry_only_the_guaranteed_fields_for_each_status() 
     let pending = app.get(&format!("/v1/generations/{id}")).await;
     assert_eq!(keys(&pending.body), set(&["id", "status", "costRub"]));
 
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let done = app.get(&format!("/v1/generations/{id}")).await;
     assert_eq!(done.body["status"], "SUCCEEDED");
     assert_eq!(
@@ -54,7 +54,7 @@ async fn minimal_generations_carry_only_the_guaranteed_fields_for_each_status() 
 
     let failing = app.create(image_request("mock:fail=content_policy")).await;
     let failing = failing.body["id"].as_str().expect("id").to_owned();
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let failed = app.get(&format!("/v1/generations/{failing}")).await;
     assert_eq!(
         keys(&failed.body),
@@ -123,7 +123,8 @@ async fn minimal_errors_keep_only_the_details_their_code_promises() {
     invalid.assert_error(400, "VALIDATION_ERROR");
     assert_eq!(keys(&invalid.body["error"]["details"]), set(&["fields"]));
     app.mock
-        .set_model_state("flux-schnell", mediagen_mock_server::ModelState::Disabled);
+        .set_model_state("flux-schnell", mediagen_mock_server::ModelState::Disabled)
+        .unwrap();
     let disabled = app.create(image_request("p")).await;
     disabled.assert_error(403, "MODEL_NOT_AVAILABLE");
     assert!(
@@ -131,7 +132,8 @@ async fn minimal_errors_keep_only_the_details_their_code_promises() {
         "modelSlug is designed, not promised"
     );
     app.mock
-        .set_model_state("flux-schnell", mediagen_mock_server::ModelState::Available);
+        .set_model_state("flux-schnell", mediagen_mock_server::ModelState::Available)
+        .unwrap();
     app.control(
         Method::PUT,
         &format!("/_mock/users/{}/balance", app.user_id),
@@ -153,7 +155,7 @@ async fn minimal_webhook_bodies_carry_the_documents_payload_fields() {
     register(&app, &receiver, json!([])).await;
     app.create(image_request("p")).await;
     app.create(image_request("mock:fail=content_policy")).await;
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let received = receiver.wait_for(2).await;
     let by_type = |t: &str| {
         received
@@ -212,7 +214,7 @@ async fn extra_adds_an_unknown_member_to_every_record_and_an_unknown_header() {
     let created = app.create(image_request("p")).await;
     assert!(created.header("x-mock-extra").is_some());
     every_object_is_marked(&created.body, "");
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let listed = app.get("/v1/generations").await;
     every_object_is_marked(&listed.body["data"], "/data");
     let invalid = app.create(json!({})).await;
@@ -227,7 +229,7 @@ async fn extra_webhook_bodies_and_deliveries_carry_the_unknown_member_and_header
     let receiver = Receiver::start().await;
     register(&app, &receiver, json!([])).await;
     app.create(image_request("p")).await;
-    app.mock.advance_clock(30.0);
+    app.mock.advance_clock(30.0).unwrap();
     let received = receiver.wait_for(1).await;
     let body = &received[0].body;
     assert!(body["mockExtra"].is_object() && body["data"]["generation"]["mockExtra"].is_object());

@@ -88,7 +88,9 @@ async fn run(app: &App, op: Op) -> (Op, Reply) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn creates_cancels_top_ups_and_the_clock_in_flight_together_keep_the_ledger() {
     let app = &App::unlimited().await;
-    let users: Vec<_> = (0..3).map(|_| app.mock.create_user(12.0)).collect();
+    let users: Vec<_> = (0..3)
+        .map(|_| app.mock.create_user(12.0).unwrap())
+        .collect();
     let mut rng = StdRng::seed_from_u64(0x7261_6365_7321);
     // Prompts that succeed, fail (refund) or take long enough to be cancelled.
     let prompts = ["a", "mock:fail=timeout", "mock:delay=3", "mock:delay=0.5"];
@@ -165,7 +167,7 @@ async fn creates_cancels_top_ups_and_the_clock_in_flight_together_keep_the_ledge
             );
         }
     }
-    app.mock.advance_clock(3600.0);
+    app.mock.advance_clock(3600.0).unwrap();
     app.mock
         .check_ledger()
         .expect("the ledger holds at the end");

@@ -36,12 +36,12 @@ async fn sixty_first_request_in_a_minute_is_429_with_retry_after_until_the_windo
             Some((59 - i).to_string().as_str())
         );
     }
-    app.mock.advance_clock(20.0);
+    app.mock.advance_clock(20.0).unwrap();
     let refused = app.get("/v1/generations").await;
     refused.assert_error(429, "RATE_LIMIT_ERROR");
     assert_eq!(refused.header("retry-after"), Some("40"));
     assert_eq!(refused.body["error"]["details"]["retryAfter"], 40);
-    app.mock.advance_clock(40.0);
+    app.mock.advance_clock(40.0).unwrap();
     assert_eq!(app.get("/v1/generations").await.status, 200);
 }
 
@@ -51,7 +51,7 @@ async fn a_request_the_general_limit_refuses_leaves_its_routes_window_alone() {
     for _ in 0..60 {
         app.send(Method::GET, "/health", None, None).await;
     }
-    app.mock.advance_clock(45.0);
+    app.mock.advance_clock(45.0).unwrap();
     let refused = app
         .post(
             "/v1/files",
@@ -71,7 +71,7 @@ async fn a_request_the_general_limit_refuses_leaves_its_routes_window_alone() {
 #[tokio::test]
 async fn limit_is_per_address_so_keys_behind_one_address_share_it() {
     let app = App::start().await;
-    let other = app.mock.create_user(100.0);
+    let other = app.mock.create_user(100.0).unwrap();
     for _ in 0..30 {
         app.get("/v1/generations").await;
         app.send(Method::GET, "/v1/generations", Some(&other.api_key), None)

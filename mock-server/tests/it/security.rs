@@ -62,7 +62,7 @@ async fn keys_and_webhook_secrets_never_show_in_lists_logs_or_debug() {
 #[tokio::test]
 async fn another_users_generation_endpoint_file_and_invoice_answer_404_and_stay_intact() {
     let seeded = Seeded::start().await;
-    let other = seeded.app.mock.create_user(100.0);
+    let other = seeded.app.mock.create_user(100.0).unwrap();
     let doc = mediagen_openapi::document().expect("contract");
     let ids = &seeded.ids;
     let mut checked = 0;
@@ -222,13 +222,15 @@ async fn a_streamed_body_over_the_limit_is_413_and_reserves_nothing() {
 async fn a_name_resolving_to_public_and_private_addresses_is_refused_at_creation() {
     let app = App::start().await;
     // One private answer among public ones is enough: a client may pick any.
-    app.mock.set_dns(
-        "mixed.example.com",
-        vec![
-            std::net::IpAddr::from([93, 184, 216, 34]),
-            std::net::IpAddr::from([169, 254, 169, 254]),
-        ],
-    );
+    app.mock
+        .set_dns(
+            "mixed.example.com",
+            vec![
+                std::net::IpAddr::from([93, 184, 216, 34]),
+                std::net::IpAddr::from([169, 254, 169, 254]),
+            ],
+        )
+        .unwrap();
     let reply = app
         .post(
             "/v1/webhook-endpoints",

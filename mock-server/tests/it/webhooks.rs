@@ -15,7 +15,8 @@ const HOOK: &str = "https://hooks.example.com/mediagen";
 async fn app() -> App {
     let app = App::start().await;
     app.mock
-        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])]);
+        .set_dns("hooks.example.com", vec![IpAddr::from([93, 184, 216, 34])])
+        .unwrap();
     app
 }
 
@@ -48,7 +49,7 @@ async fn list_items_carry_exactly_the_documents_seven_fields_in_every_mode() {
     ] {
         let mut settings = app.mock.get_settings();
         settings.responses = mode;
-        app.mock.update_settings(settings);
+        app.mock.update_settings(settings).unwrap();
         let listed = app.get("/v1/webhook-endpoints").await;
         assert_conforms("WebhookEndpointList", &listed.body);
         let mut keys: Vec<&str> = listed.body["data"][0]
@@ -63,7 +64,7 @@ async fn list_items_carry_exactly_the_documents_seven_fields_in_every_mode() {
     }
     let mut settings = app.mock.get_settings();
     settings.responses = Responses::Full;
-    app.mock.update_settings(settings);
+    app.mock.update_settings(settings).unwrap();
     let id = created.body["id"].as_str().expect("id");
     let read = app.get(&format!("/v1/webhook-endpoints/{id}")).await;
     assert_eq!(read.body["description"], "prod");
@@ -205,7 +206,8 @@ async fn private_addresses_in_any_spelling_are_refused() {
 async fn a_name_resolving_to_a_private_address_is_refused() {
     let app = app().await;
     app.mock
-        .set_dns("internal.example.com", vec![IpAddr::from([10, 0, 0, 7])]);
+        .set_dns("internal.example.com", vec![IpAddr::from([10, 0, 0, 7])])
+        .unwrap();
     refused_with(
         &app,
         "https://internal.example.com/hook",
@@ -218,7 +220,9 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
 async fn a_name_that_does_not_resolve_is_refused() {
     let app = app().await;
     // An empty answer, pinned, so the test sends no DNS query off the machine.
-    app.mock.set_dns("no-such-host.invalid", Vec::new());
+    app.mock
+        .set_dns("no-such-host.invalid", Vec::new())
+        .unwrap();
     refused_with(
         &app,
         "https://no-such-host.invalid/hook",
@@ -345,7 +349,7 @@ async fn another_users_endpoint_is_404() {
         .as_str()
         .expect("id")
         .to_owned();
-    let other = app.mock.create_user(10.0);
+    let other = app.mock.create_user(10.0).unwrap();
     for (method, path) in [
         (Method::GET, format!("/v1/webhook-endpoints/{id}")),
         (Method::DELETE, format!("/v1/webhook-endpoints/{id}")),

@@ -146,7 +146,7 @@ impl WebhookEndpointUpdate {
 /// # async fn main() -> Result<(), mediagen::Error> {
 /// # let mock = mediagen_mock_server::MockServer::start().await;
 /// # let client = mediagen::Client::new(&mock.uri(), mock.demo_api_key())?;
-/// # mock.set_dns("hooks.example.com", vec!["93.184.216.34".parse().unwrap()]);
+/// # mock.set_dns("hooks.example.com", vec!["93.184.216.34".parse().unwrap()]).unwrap();
 /// use mediagen::WebhookEndpointRequest;
 ///
 /// let created = client.webhooks().create(WebhookEndpointRequest::new("https://hooks.example.com/mediagen")).await?;

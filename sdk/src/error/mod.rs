@@ -22,7 +22,7 @@ use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let mock = mediagen_mock_server::MockServer::start().await;
-/// # let user = mock.create_user(1.0);
+/// # let user = mock.create_user(1.0).unwrap();
 /// use mediagen::{Client, Error, ErrorKind, GenerationRequest};
 ///
 /// let client = Client::new(&mock.uri(), &user.api_key)?;

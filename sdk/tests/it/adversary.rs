@@ -19,7 +19,7 @@ fn ledger(app: &App) -> (usize, (f64, f64)) {
     let generations = app
         .mock
         .get_user(app.user.user_id)
-        .map_or(0, |u| u.generations.len());
+        .map_or(0, |u| u.generations);
     let balance = app.mock.balance(app.user.user_id).expect("the user");
     (generations, balance)
 }
@@ -29,7 +29,8 @@ async fn a_create_whose_answer_is_lost_after_it_acted_is_repeated_with_its_key_o
     let app = App::start().await;
     let fault = app
         .mock
-        .inject_fault(Fault::drop_after().on("POST", "/v1/generations"));
+        .inject_fault(Fault::drop_after().on("POST", "/v1/generations"))
+        .unwrap();
 
     let created = within_deadline(app.clock.run(app.client.generations().create(fox())))
         .await
@@ -58,11 +59,13 @@ async fn a_create_whose_answer_is_lost_after_it_acted_is_repeated_with_its_key_o
 #[tokio::test]
 async fn a_create_refused_with_503_is_retried_and_made_once() {
     let app = App::start().await;
-    app.mock.inject_fault(
-        Fault::error(503, "SERVICE_UNAVAILABLE")
-            .on("POST", "/v1/generations")
-            .times(2),
-    );
+    app.mock
+        .inject_fault(
+            Fault::error(503, "SERVICE_UNAVAILABLE")
+                .on("POST", "/v1/generations")
+                .times(2),
+        )
+        .unwrap();
 
     let done = within_deadline(
         app.clock
@@ -82,12 +85,15 @@ async fn a_wait_goes_on_through_dropped_and_failed_polls() {
     let app = App::start().await;
     let created = app.client.generations().create(fox()).await.unwrap();
     app.mock
-        .inject_fault(Fault::drop_connection().on("GET", "/v1/generations/*"));
-    app.mock.inject_fault(
-        Fault::error(502, "GATEWAY_TIMEOUT")
-            .on("GET", "/v1/generations/*")
-            .times(2),
-    );
+        .inject_fault(Fault::drop_connection().on("GET", "/v1/generations/*"))
+        .unwrap();
+    app.mock
+        .inject_fault(
+            Fault::error(502, "GATEWAY_TIMEOUT")
+                .on("GET", "/v1/generations/*")
+                .times(2),
+        )
+        .unwrap();
 
     let done = within_deadline(app.clock.run(app.client.generations().wait(created.id)))
         .await
@@ -99,11 +105,13 @@ async fn a_wait_goes_on_through_dropped_and_failed_polls() {
 #[tokio::test]
 async fn a_top_up_answered_500_is_sent_once_and_said_to_be_unknown() {
     let app = App::start().await;
-    app.mock.inject_fault(
-        Fault::error(500, "INTERNAL_ERROR")
-            .on("POST", "/v1/billing/topup")
-            .times(5),
-    );
+    app.mock
+        .inject_fault(
+            Fault::error(500, "INTERNAL_ERROR")
+                .on("POST", "/v1/billing/topup")
+                .times(5),
+        )
+        .unwrap();
 
     let err = within_deadline(app.clock.run(app.client.billing().topup(1000.0, None)))
         .await

@@ -275,10 +275,12 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 async fn each_operation_is_a_span_with_its_request_id_and_generation_and_no_secret() {
     let seen = Seen::global();
     let app = App::start().await;
-    app.mock.inject_fault(
-        mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE")
-            .on("POST", "/v1/generations"),
-    );
+    app.mock
+        .inject_fault(
+            mediagen_mock_server::Fault::error(503, "SERVICE_UNAVAILABLE")
+                .on("POST", "/v1/generations"),
+        )
+        .unwrap();
 
     let created = within_deadline(app.clock.run(app.client.generations().create(fox("a fox"))))
         .await
@@ -364,11 +366,7 @@ async fn fail_fast_starts_nothing_after_a_failure_and_keeps_what_runs() {
         assert!(matches!(never, Err(Error::NotStarted { .. })), "{never:?}");
     }
     let user = app.mock.get_user(app.user.user_id).unwrap();
-    assert_eq!(
-        user.generations.len(),
-        2,
-        "nothing created after the failure"
-    );
+    assert_eq!(user.generations, 2, "nothing created after the failure");
 }
 
 #[tokio::test]

@@ -98,7 +98,7 @@ async fn model_errors_are_typed_and_tried_once() {
         (ModelState::Disabled, "MODEL_NOT_AVAILABLE"),
         (ModelState::MarginGuard, "MARGIN_GUARD"),
     ] {
-        app.mock.set_model_state("flux-schnell", state);
+        app.mock.set_model_state("flux-schnell", state).unwrap();
         let before = app.requests().len();
 
         let err = app.client.generations().create(fox()).await.unwrap_err();

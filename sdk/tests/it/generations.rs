@@ -91,7 +91,7 @@ async fn get_reads_the_generation_as_the_contract_describes_it() {
 #[tokio::test]
 async fn a_missing_or_foreign_generation_is_not_found() {
     let app = App::start().await;
-    let other = app.mock.create_user(100.0);
+    let other = app.mock.create_user(100.0).unwrap();
     let other_client = mediagen::Client::new(app.mock.uri(), &other.api_key).unwrap();
     let theirs = other_client.generations().create(fox(1)).await.unwrap();
 
@@ -117,7 +117,7 @@ async fn list_streams_every_page_newest_first() {
             );
         }
         // Let this round finish, so the next stays under the 5 active tasks.
-        app.mock.advance_clock(60.0);
+        app.mock.advance_clock(60.0).unwrap();
     }
 
     let listed: Vec<Uuid> = app
@@ -143,7 +143,7 @@ async fn list_streams_every_page_newest_first() {
 async fn list_filters_by_status_and_model() {
     let app = App::start().await;
     let done = app.client.generations().create(fox(1)).await.unwrap();
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     let pending = app.client.generations().create(fox(2)).await.unwrap();
 
     let succeeded: Vec<_> = app
@@ -180,7 +180,7 @@ async fn cancel_returns_the_reserve_and_a_running_task_cannot_be_cancelled() {
     assert_eq!(app.mock.balance(app.user.user_id), Some((1000.0, 0.0)));
 
     let running = app.client.generations().create(fox(2)).await.unwrap();
-    app.mock.advance_clock(2.0);
+    app.mock.advance_clock(2.0).unwrap();
     let err = app
         .client
         .generations()

@@ -171,7 +171,7 @@ async fn a_create_written_down_but_unanswered_is_sent_again_with_its_key_and_cha
         "the first one, not a new one"
     );
     let user = app.mock.get_user(app.user.user_id).unwrap();
-    assert_eq!(user.generations.len(), 3, "one generation per item");
+    assert_eq!(user.generations, 3, "one generation per item");
     app.mock.check_ledger().unwrap();
     assert_eq!(journal.entry(&names[0]).unwrap().id, Some(lost.id));
 }

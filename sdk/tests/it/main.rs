@@ -65,7 +65,7 @@ impl App {
     }
 
     pub async fn with(mock: MockServer, balance_rub: f64) -> Self {
-        let user = mock.create_user(balance_rub);
+        let user = mock.create_user(balance_rub).unwrap();
         let clock = MockClock::new(&mock);
         let client = Client::builder()
             .base_url(mock.uri())
@@ -206,7 +206,10 @@ impl MockClock {
             };
             let now = self.elapsed();
             if wake > now {
-                self.inner.mock.advance_clock((wake - now).as_secs_f64());
+                self.inner
+                    .mock
+                    .advance_clock((wake - now).as_secs_f64())
+                    .unwrap();
             }
             let now = self.elapsed().max(wake);
             let keys: Vec<_> = state

@@ -73,7 +73,10 @@ async fn a_task_that_runs_longer_than_its_model_is_read_in_short_steps_then_less
 #[tokio::test]
 async fn clients_of_one_service_share_its_rate_limit_window() {
     let mock = MockServer::builder().real_clock(1.0).start().await;
-    let (a, b) = (mock.create_user(10.0), mock.create_user(10.0));
+    let (a, b) = (
+        mock.create_user(10.0).unwrap(),
+        mock.create_user(10.0).unwrap(),
+    );
     let client = |key: &str| Client::new(mock.uri(), key).unwrap();
     let (first, second) = (client(&a.api_key), client(&b.api_key));
 
@@ -111,7 +114,7 @@ async fn a_batch_with_a_webhook_receiver_ends_on_the_events_without_reading() {
         .config(|c| c.allow_private_webhooks = true)
         .start()
         .await;
-    let user = mock.create_user(100.0);
+    let user = mock.create_user(100.0).unwrap();
     // The client's own clock is real: its safety reads would come 10 s after
     // each create; the mock's clock is moved by hand, so the tasks end at once.
     let client = Client::new(mock.uri(), &user.api_key).unwrap();
@@ -143,7 +146,7 @@ async fn a_batch_with_a_webhook_receiver_ends_on_the_events_without_reading() {
         for _ in 0..3 {
             creates.recv().await.unwrap();
         }
-        mock.advance_clock(6.0);
+        mock.advance_clock(6.0).unwrap();
         mock.deliveries_settled().await;
     };
     let (outcomes, ()) = within_deadline(async { tokio::join!(batch, drive) }).await;

@@ -225,7 +225,7 @@ async fn watch_streams_each_status_once_and_ends_at_the_final_one() {
 async fn a_wait_on_a_finished_generation_answers_at_the_first_read() {
     let app = App::start().await;
     let created = app.client.generations().create(fox()).await.unwrap();
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
 
     let generation = within_deadline(app.clock.run(app.client.generations().wait(created.id)))
         .await

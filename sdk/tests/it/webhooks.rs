@@ -31,7 +31,7 @@ async fn with_receiver() -> (App, wiremock::MockServer) {
 /// Starts the deliveries that are due and waits until they end.
 async fn deliver(app: &App) {
     for _ in 0..2 {
-        app.mock.advance_clock(0.0);
+        app.mock.advance_clock(0.0).unwrap();
         app.mock.deliveries_settled().await;
     }
 }
@@ -120,7 +120,7 @@ async fn deliveries_of_the_service_verify_and_read_as_typed_events() {
         .await
         .unwrap();
 
-    app.mock.advance_clock(60.0);
+    app.mock.advance_clock(60.0).unwrap();
     deliver(&app).await;
 
     let received = receiver.received_requests().await.unwrap();

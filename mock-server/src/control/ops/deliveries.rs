@@ -1,18 +1,13 @@
-//! What the mock sent: every webhook message with its attempts, the same
-//! records through `GET /_mock/deliveries` and through
-//! [`World::list_deliveries`](crate::World::list_deliveries).
+//! `list_deliveries`: what the mock sent, every webhook message with its attempts.
 
-use axum::Json;
-use axum::extract::State;
 use chrono::{DateTime, Utc};
-use serde::{Serialize, Serializer};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::UserId;
 use crate::domain::webhook::{Attempt, Message};
 use crate::state::AppState;
-use crate::wire::timestamp;
 
 /// A webhook message the mock queued for one endpoint, with its attempts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,7 +28,7 @@ pub struct Delivery {
     /// (the endpoint was disabled or deleted first).
     pub state: &'static str,
     /// When it was queued, on the mock's clock.
-    #[serde(serialize_with = "at")]
+    #[serde(serialize_with = "crate::wire::millis::serialize")]
     pub created_at: DateTime<Utc>,
     /// The body every attempt sends.
     pub payload: Value,
@@ -53,7 +48,7 @@ pub struct DeliveryAttempt {
     /// `scheduled`, or `manual` for a redelivery asked through the API.
     pub trigger: &'static str,
     /// When it was sent, on the mock's clock.
-    #[serde(serialize_with = "at")]
+    #[serde(serialize_with = "crate::wire::millis::serialize")]
     pub attempted_at: DateTime<Utc>,
     /// Whether the receiver answered with a 2xx.
     pub succeeded: bool,
@@ -66,7 +61,7 @@ pub struct DeliveryAttempt {
     /// The start of the receiver's answer.
     pub response_excerpt: Option<String>,
     /// When the next attempt is due, if one is scheduled.
-    #[serde(serialize_with = "maybe_at")]
+    #[serde(serialize_with = "crate::wire::millis::option::serialize")]
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
@@ -103,22 +98,7 @@ impl DeliveryAttempt {
     }
 }
 
-/// Times as the control API writes them, like the service's: RFC 3339 in
-/// milliseconds.
-fn at<S: Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&timestamp(*at))
-}
-
-fn maybe_at<S: Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
-    at.map(timestamp).serialize(serializer)
-}
-
 /// Every message the mock queued, oldest first.
-pub(crate) fn deliveries(state: &AppState) -> Vec<Delivery> {
+pub(crate) fn list_deliveries(state: &AppState) -> Vec<Delivery> {
     state.store().messages().map(Delivery::of).collect()
-}
-
-/// `GET /_mock/deliveries`.
-pub(super) async fn list_deliveries(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "data": deliveries(&state) }))
 }

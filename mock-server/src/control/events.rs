@@ -1,4 +1,5 @@
-//! `GET /_mock/events`: a world's live journal as Server-Sent Events, one
+//! The HTTP face of `stream_events`, `GET /_mock/events`: a world's live
+//! journal (`crate::events`) as Server-Sent Events, one
 //! `data:` line of JSON per event with its `seq` as the SSE `id`; a reader that
 //! fell behind gets `{"type":"lagged","missed":N}` where the events it missed
 //! were.
@@ -16,7 +17,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::control::{admin_token_given, bearer};
+use super::ops::journal;
+use super::{admin_token_given, bearer};
 use crate::error::ApiError;
 use crate::events::Published;
 use crate::state::AppState;
@@ -76,7 +78,7 @@ async fn stream_events(State(state): State<AppState>, request: Request) -> Respo
         )
         .into_response();
     }
-    let events = state.events().subscribe();
+    let events = journal::stream_events(&state);
     let stream = futures::stream::unfold(events.rx, |mut rx| async move {
         let mut frame = String::new();
         match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {

@@ -1,0 +1,41 @@
+//! What the world saw and holds: its request log, its outbox, its whole state
+//! as a snapshot, and the reset that forgets it.
+
+use serde_json::Value;
+
+use crate::error::ControlError;
+use crate::events::EventStream;
+use crate::snapshot::Snapshot;
+use crate::state::AppState;
+use crate::store::{LoggedRequest, OutboxMessage};
+
+/// The requests the service received, oldest first.
+pub(crate) fn list_requests(state: &AppState) -> Vec<LoggedRequest> {
+    state.requests().iter().cloned().collect()
+}
+
+/// The e-mails the service would have sent (magic links), oldest first.
+pub(crate) fn list_outbox(state: &AppState) -> Vec<OutboxMessage> {
+    state.store().outbox().to_vec()
+}
+
+/// Forgets everything and starts again as at start; the clock keeps its time.
+pub(crate) fn reset(state: &AppState) {
+    state.reset();
+}
+
+/// A reader of the world's events from now on.
+pub(crate) fn stream_events(state: &AppState) -> EventStream {
+    state.events().subscribe()
+}
+
+/// The world's whole state as one JSON document.
+pub(crate) fn get_snapshot(state: &AppState) -> Value {
+    state.take_snapshot()
+}
+
+/// Replaces the world's state with `snapshot`'s; a broken one changes nothing.
+pub(crate) fn put_snapshot(state: &AppState, snapshot: Value) -> Result<(), ControlError> {
+    state.restore(Snapshot::read(snapshot)?);
+    Ok(())
+}
