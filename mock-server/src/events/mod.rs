@@ -31,7 +31,9 @@ const CAPACITY: usize = 8192;
 #[non_exhaustive]
 pub struct Event {
     /// 1 for the first event the world told (once it had a reader), then one
-    /// more for each: a gap means events were missed.
+    /// more for each: a gap means events were missed. 0 for an event of the
+    /// history ([`World::stream_events_with_history`](crate::World::stream_events_with_history)),
+    /// told from the world's records to a reader that came after it.
     pub seq: u64,
     /// When it happened, on the mock's clock.
     pub at: DateTime<Utc>,
@@ -393,6 +395,50 @@ impl crate::World {
     pub fn stream_events(&self) -> EventStream {
         self.state.events().subscribe()
     }
+
+    /// What the world's records tell of the time before this call (the
+    /// history: each generation's steps, ledger rows, webhook messages and
+    /// their attempts, top-ups, invoices and mails, oldest first, each with
+    /// `seq` 0), and a reader of its events from then on: nothing lies
+    /// between the two, and nothing is in both. Requests are in
+    /// [`World::list_requests`](crate::World::list_requests).
+    ///
+    /// ```
+    /// use mediagen_mock_server::{EventKind, MockServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = MockServer::start().await;
+    /// let (history, _events) = mock.stream_events_with_history();
+    /// // The demo user's starting balance is its first ledger row.
+    /// assert!(matches!(history[0].kind, EventKind::Ledger { .. }));
+    /// assert_eq!(history[0].seq, 0);
+    /// # }
+    /// ```
+    pub fn stream_events_with_history(&self) -> (Vec<Event>, EventStream) {
+        let (history, events) = subscribe_with_history(&self.state, true);
+        let history = history
+            .into_iter()
+            .map(|(at, kind)| Event { seq: 0, at, kind })
+            .collect();
+        (history, events)
+    }
+}
+
+/// The history (when `wanted`) and a reader from then on, taken under the
+/// store's lock, which every change holds until its events are published:
+/// each change is in the history or comes to the reader, once.
+pub(crate) fn subscribe_with_history(
+    state: &crate::state::AppState,
+    wanted: bool,
+) -> (Vec<(DateTime<Utc>, EventKind)>, EventStream) {
+    let store = state.store();
+    let history = if wanted {
+        store.journal_history()
+    } else {
+        Vec::new()
+    };
+    (history, state.events().subscribe())
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-// The mock's dashboard: reads the world's live journal (GET /_mock/events) and
-// the control API's lists, and calls the control API. Every string that came
+// The mock's dashboard: reads the world's live journal (GET /_mock/events),
+// from its history on, and the control API's lists, and calls the control API. Every string that came
 // from a client or a receiver is written with textContent, never as markup.
 'use strict';
 
@@ -292,11 +292,15 @@ function handle(event) {
     notice(state.missed + ' events missed: the page fell behind', true);
     return;
   }
-  if (state.lastSeq && event.seq !== state.lastSeq + 1) {
-    state.missed += event.seq - state.lastSeq - 1;
-    notice(state.missed + ' events missed', true);
+  // seq 0: an event of the history, told before the page came; the live
+  // events after it are numbered from wherever the world's count stands.
+  if (event.seq !== 0) {
+    if (state.lastSeq && event.seq !== state.lastSeq + 1) {
+      state.missed += event.seq - state.lastSeq - 1;
+      notice(state.missed + ' events missed', true);
+    }
+    state.lastSeq = event.seq;
   }
-  state.lastSeq = event.seq;
   switch (event.type) {
     case 'request':
       addRequest(event);
@@ -390,26 +394,33 @@ async function loadFaults() {
   touch('faults');
 }
 
+// Generations, ledger rows, messages and their attempts, top-ups, invoices
+// and mails come with the stream's history; requests and faults are listed.
 async function loadAll() {
-  const [clock, requests, deliveries, outbox] = await Promise.all([
+  const [clock, requests] = await Promise.all([
     control('GET', '/_mock/clock'),
     control('GET', '/_mock/requests'),
-    control('GET', '/_mock/deliveries'),
-    control('GET', '/_mock/outbox'),
   ]);
   $('clock').textContent = clock.now;
+  offerControls(clock);
   requests.data.slice(-MAX_REQUESTS).forEach(addRequest);
-  for (const d of deliveries.data) {
-    if (state.messages.has(d.messageId)) continue;
-    const generationId = d.payload && d.payload.data ? d.payload.data.id : null;
-    state.messages.set(d.messageId, {
-      info: { state: d.state, eventType: d.eventType, endpointId: d.endpointId, generationId },
-      attempts: d.attempts.map((a) => Object.assign({ endpointDisabled: null }, a)),
-    });
-  }
-  state.outbox = outbox.data.concat(state.outbox.filter((m) => !outbox.data.some((o) => o.link === m.link)));
-  touch('messages', 'billing');
   await loadFaults();
+}
+
+// A control the world's settings refuse is disabled, saying why on hover.
+function refuse(node, reason) {
+  for (const target of [node, ...node.querySelectorAll('input, select, button')]) {
+    if (target !== node) target.disabled = Boolean(reason);
+    if (reason) target.title = reason;
+    else target.removeAttribute('title');
+  }
+}
+
+function offerControls(clock) {
+  $('clock').title = "the mock's clock: " + (clock.mode === 'manual' ? 'manual' : 'real, time scale ' + clock.timeScale);
+  refuse($('advance-form'), clock.mode === 'manual' ? null
+    : 'The clock of this world is real (time scale ' + clock.timeScale + '): it moves by itself and cannot be advanced. '
+      + 'Start the mock with --clock manual, or create the world with "clock": "manual", to move it by hand.');
 }
 
 // ---- the stream, read with fetch so that the token goes in a header ----
@@ -417,7 +428,7 @@ async function loadAll() {
 async function stream() {
   let response;
   try {
-    response = await fetch(base + '/_mock/events', { headers: headers({ accept: 'text/event-stream' }), credentials: 'omit', cache: 'no-store' });
+    response = await fetch(base + '/_mock/events?history=true', { headers: headers({ accept: 'text/event-stream' }), credentials: 'omit', cache: 'no-store' });
   } catch (_) {
     return retry();
   }
@@ -430,7 +441,10 @@ async function stream() {
   }
   $('live').textContent = 'live';
   $('live').className = 'on';
-  // Subscribed first, listed second: nothing falls between the two.
+  // The history comes again with each connection: the view starts over.
+  resetView();
+  state.lastSeq = 0;
+  // Subscribed first, listed second: no request falls between the two.
   loadAll().catch(() => {});
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
