@@ -395,7 +395,10 @@ impl crate::World {
     pub fn stream_events(&self) -> EventStream {
         self.state.events().subscribe()
     }
+}
 
+// `stream_events` with `?history=true`: the same operation, so not marked as one.
+impl crate::World {
     /// What the world's records tell of the time before this call (the
     /// history: each generation's steps, ledger rows, webhook messages and
     /// their attempts, top-ups, invoices and mails, oldest first, each with
