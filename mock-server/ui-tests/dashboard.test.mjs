@@ -61,6 +61,22 @@ async function listen(server) {
   return `http://127.0.0.1:${server.address().port}`;
 }
 
+// A webhook receiver answering `answers` in turn, then 200; a 500 says
+// `failure`. The statuses it answered are in `received`.
+async function startReceiver(answers, failure) {
+  const received = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = answers.shift() ?? 200;
+      received.push(status);
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(status === 500 ? failure : 'ok');
+    });
+  });
+  return { hook: (await listen(server)) + '/hook', received };
+}
+
 async function api(mock, method, path, body, headers = {}) {
   const response = await fetch(mock.url + path, {
     method,
@@ -169,18 +185,7 @@ test('a generation created through the API appears and ends live after a click o
 
 test('a webhook delivery to a receiver answering 500 then 200 shows both attempts', async () => {
   const mock = await startMock();
-  const answers = [500, 200];
-  const received = [];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const status = answers.shift() ?? 200;
-      received.push(status);
-      res.writeHead(status, { 'content-type': 'text/plain' });
-      res.end(status === 500 ? 'receiver down <b>bold</b>' : 'ok');
-    });
-  });
-  const hook = (await listen(receiver)) + '/hook';
+  const { hook, received } = await startReceiver([500, 200], 'receiver down <b>bold</b>');
   const endpoint = await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
   assert.equal(endpoint.status, 201);
   const { page, errors } = await openBrowser();
@@ -269,16 +274,8 @@ test('with an admin token the page needs it, and its controls send it as a heade
 
 test('the dashboard of a busy world (the screenshot in the README)', async () => {
   const mock = await startMock();
-  const answers = [500, 200];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const status = answers.shift() ?? 200;
-      res.writeHead(status);
-      res.end(status === 500 ? 'upstream unavailable' : 'thanks');
-    });
-  });
-  await api(mock, 'POST', '/v1/webhook-endpoints', { url: (await listen(receiver)) + '/hook' });
+  const { hook } = await startReceiver([500, 200], 'upstream unavailable');
+  await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
   const { page, errors } = await openBrowser();
   await openDashboard(page, mock);
 
@@ -327,16 +324,8 @@ async function deliveriesEnded(mock, count) {
 
 test('opened after a run, the page shows the generations, ledger rows and messages from before it opened', async () => {
   const mock = await startMock();
-  const answers = [500];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const status = answers.shift() ?? 200;
-      res.writeHead(status);
-      res.end(status === 500 ? 'receiver down' : 'ok');
-    });
-  });
-  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: (await listen(receiver)) + '/hook' })).status, 201);
+  const { hook } = await startReceiver([500], 'receiver down');
+  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook })).status, 201);
   const prompts = ['a lighthouse at dusk', 'a harbour', 'a storm mock:fail=timeout'];
   const ids = [];
   for (const prompt of prompts) {
