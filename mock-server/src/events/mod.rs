@@ -124,9 +124,9 @@ pub enum EventKind {
         amount_rub: f64,
         /// The task of a charge or refund.
         generation_id: Option<Uuid>,
-        /// Available after the operation that wrote the row.
+        /// Available right after the row.
         balance_rub: f64,
-        /// Reserved after the operation that wrote the row.
+        /// Reserved right after the row.
         reserved_rub: f64,
     },
     /// A webhook message was queued, or dropped without an attempt.
