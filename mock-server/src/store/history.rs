@@ -137,3 +137,37 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::money::Kopecks;
+    use crate::store::generations::tests::request;
+    use crate::store::tests::{at, run_due, with_user};
+
+    #[test]
+    fn the_history_of_a_cancel_a_run_and_a_paid_invoice_is_what_the_journal_told() {
+        let (mut store, user) = with_user(10.0);
+        store.listen(true);
+        let id = user.user_id;
+
+        let cancelled = store
+            .create_generation(id, request("a lighthouse", 2.5), at(0), 1.0)
+            .unwrap();
+        store.cancel_generation(id, cancelled.id, at(5));
+        store
+            .create_generation(id, request("a harbour", 2.5), at(10), 1.0)
+            .unwrap();
+        run_due(&mut store, at(60));
+        store.set_requisites(id, crate::render::pdf::seller(), at(70));
+        let invoice = store
+            .create_invoice(id, Kopecks::from_rub(1000.0), at(80))
+            .unwrap();
+        store.pay_invoice(invoice.id, at(90));
+        let told = store.take_journal();
+
+        assert_eq!(store.journal_history(), told);
+        // The first top-up, then charge, created, refund, cancelled; charge,
+        // created, started, ended; issued, top-up, paid.
+        assert_eq!(told.len(), 12, "{told:#?}");
+    }
+}
