@@ -23,6 +23,9 @@ const token = (() => {
 })();
 
 const MAX_REQUESTS = 500;
+// Cards drawn per panel, newest first: a world's whole history can hold
+// thousands, and each change draws the panel again.
+const MAX_CARDS = 300;
 
 const state = {
   requests: [], // newest last
@@ -163,9 +166,19 @@ function renderRequests() {
   $('requests').replaceChildren(...rows);
 }
 
+function newest(map) {
+  return [...map].slice(-MAX_CARDS).reverse();
+}
+
+// What a panel leaves out, said at its end.
+function older(map, what) {
+  const left = map.size - MAX_CARDS;
+  return left > 0 ? el('p', { class: 'next' }, left + ' older ' + what + ' not shown') : '';
+}
+
 function renderGenerations() {
   const cards = [];
-  for (const [id, g] of [...state.generations].reverse()) {
+  for (const [id, g] of newest(state.generations)) {
     const info = g.info;
     cards.push(
       el('article', { class: 'card generation status-' + info.status.toLowerCase(), 'data-generation-id': id },
@@ -184,7 +197,7 @@ function renderGenerations() {
       ),
     );
   }
-  $('generations').replaceChildren(...cards);
+  $('generations').replaceChildren(...cards, older(state.generations, 'generations'));
 }
 
 function attemptLine(a) {
@@ -198,7 +211,7 @@ function attemptLine(a) {
 
 function renderMessages() {
   const cards = [];
-  for (const [id, m] of [...state.messages].reverse()) {
+  for (const [id, m] of newest(state.messages)) {
     const info = m.info;
     cards.push(
       el('article', { class: 'card message state-' + info.state, 'data-message-id': id },
@@ -210,7 +223,7 @@ function renderMessages() {
         el('ol', { class: 'attempts' }, m.attempts.map(attemptLine))),
     );
   }
-  $('messages').replaceChildren(...cards);
+  $('messages').replaceChildren(...cards, older(state.messages, 'messages'));
 }
 
 function renderUsers() {
