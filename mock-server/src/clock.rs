@@ -52,11 +52,14 @@ pub enum ClockError {
     OutOfRange(DateTime<Utc>),
 }
 
-/// The latest time a manual clock may reach: far enough below chrono's maximum
-/// that every schedule the mock adds to it (3 days of webhook back-off at most)
-/// still fits.
+/// The latest time a manual clock may reach: a century before the end of year
+/// 9999, the last that RFC 3339 writes, so that every time the mock shows (an
+/// error's `timestamp`, a record's, a schedule it adds: 3 days of webhook
+/// back-off at most) stays a valid RFC 3339 time.
 fn latest() -> DateTime<Utc> {
-    DateTime::<Utc>::MAX_UTC - chrono::Duration::days(36_500)
+    DateTime::parse_from_rfc3339("9899-12-31T23:59:59Z")
+        .expect("a valid time")
+        .to_utc()
 }
 
 impl std::fmt::Debug for Clock {

@@ -71,9 +71,15 @@ pub struct Options {
     /// A catalogue file in the contract's `Catalog` shape, instead of the built-in one.
     #[arg(long, env = "MEDIAGEN_MOCK_CATALOG", value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Bearer token the control API (`/_mock/...`) requires; none means open.
+    /// Bearer token the control API (`/_mock/...`) requires; none means open, which
+    /// only a loopback --listen allows unless --open-control says so.
     #[arg(long, env = "MEDIAGEN_MOCK_ADMIN_TOKEN", value_name = "TOKEN")]
     pub admin_token: Option<String>,
+    /// Leave the control API open without --admin-token on an address other
+    /// than loopback, on purpose (a private network of your own); the flag alone
+    /// means true.
+    #[arg(long, env = "MEDIAGEN_MOCK_OPEN_CONTROL", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub open_control: Option<bool>,
     /// Let webhook endpoints point at private and loopback addresses (for CI receivers);
     /// the flag alone means true.
     #[arg(long, env = "MEDIAGEN_MOCK_ALLOW_PRIVATE_WEBHOOKS", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -290,6 +296,7 @@ impl Options {
             rate_limits: other.rate_limits.or(self.rate_limits),
             catalog: other.catalog.or(self.catalog),
             admin_token: other.admin_token.or(self.admin_token),
+            open_control: other.open_control.or(self.open_control),
             allow_private_webhooks: other.allow_private_webhooks.or(self.allow_private_webhooks),
             demo_balance_rub: other.demo_balance_rub.or(self.demo_balance_rub),
             demo_api_key: other.demo_api_key.or(self.demo_api_key),
@@ -324,6 +331,9 @@ pub struct Config {
     pub catalog: Catalog,
     /// The token the control API asks for, if any.
     pub admin_token: Option<String>,
+    /// Whether the control API may be open (no admin token) on an address
+    /// other than loopback.
+    pub open_control: bool,
     /// Whether webhook URLs may point at localhost and private addresses.
     pub allow_private_webhooks: bool,
     /// The demo user's balance at start, in roubles.
@@ -363,6 +373,7 @@ impl std::fmt::Debug for Config {
             .field("rate_limits", &self.rate_limits)
             .field("models", &self.catalog.models.len())
             .field("admin_token", &self.admin_token.as_ref().map(|_| "<set>"))
+            .field("open_control", &self.open_control)
             .field("allow_private_webhooks", &self.allow_private_webhooks)
             .field("demo_balance_rub", &self.demo_balance_rub)
             .field("body_limit_bytes", &self.body_limit_bytes)
@@ -386,6 +397,24 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Refuses a control API open to the network: bound to an address other
+    /// than loopback, the mock needs an admin token, or `--open-control` to
+    /// say that an open one is meant. Anyone who reaches an open control API
+    /// can change balances, move clocks, end worlds and read snapshots, which
+    /// hold webhook secrets.
+    pub fn check_exposure(&self) -> anyhow::Result<()> {
+        if self.listen.ip().is_loopback() || self.admin_token.is_some() || self.open_control {
+            return Ok(());
+        }
+        bail!(
+            "refusing to listen on {} with the control API open: it is not a loopback address, \
+             and anyone who reaches it could change balances, move clocks, end worlds and read \
+             snapshots (with webhook secrets). Give --admin-token TOKEN \
+             (MEDIAGEN_MOCK_ADMIN_TOKEN) to guard /_mock/, or --open-control to leave it open on purpose",
+            self.listen
+        )
+    }
+
     /// Builds the configuration from the defaults, the optional `file`, and
     /// `overrides` (flags and environment variables, already merged by clap).
     pub fn load(file: Option<&Path>, overrides: Options) -> anyhow::Result<Self> {
@@ -456,13 +485,14 @@ impl Config {
             }
             None => Catalog::default_catalog(),
         };
-        Ok(Self {
+        let config = Self {
             listen: o.listen.ok_or_else(|| missing("listen"))?,
             clock: o.clock.ok_or_else(|| missing("clock"))?,
             time_scale,
             rate_limits: o.rate_limits.ok_or_else(|| missing("rate-limits"))? == Switch::On,
             catalog,
             admin_token: o.admin_token.filter(|t| !t.is_empty()),
+            open_control: o.open_control.unwrap_or(false),
             allow_private_webhooks: o.allow_private_webhooks.unwrap_or(false),
             demo_balance_rub,
             demo_api_key: o.demo_api_key,
@@ -480,7 +510,9 @@ impl Config {
             state_file: o.state,
             state_interval_seconds: seconds(o.state_interval, "state-interval", 86_400.0)?
                 .ok_or_else(|| missing("state-interval"))?,
-        })
+        };
+        config.check_exposure()?;
+        Ok(config)
     }
 }
 
@@ -587,6 +619,32 @@ mod tests {
         };
         let err = Config::load(None, bad).expect_err("no delay given");
         assert!(err.to_string().contains("fault rule 1"), "{err}");
+    }
+
+    #[test]
+    fn a_control_api_open_to_the_network_needs_a_token_or_open_control() {
+        let on = |listen: &str, token: Option<&str>, open: Option<bool>| {
+            Config::load(
+                None,
+                Options {
+                    listen: Some(listen.parse().unwrap()),
+                    admin_token: token.map(str::to_owned),
+                    open_control: open,
+                    ..Options::default()
+                },
+            )
+            .map(drop)
+        };
+        for loopback in ["127.0.0.1:0", "[::1]:0"] {
+            assert!(on(loopback, None, None).is_ok(), "{loopback}");
+        }
+        let refused = format!("{:#}", on("0.0.0.0:18099", None, None).unwrap_err());
+        assert!(refused.contains("0.0.0.0:18099"), "{refused}");
+        assert!(refused.contains("--admin-token"), "{refused}");
+        assert!(refused.contains("--open-control"), "{refused}");
+        assert!(on("[::]:0", None, Some(false)).is_err());
+        assert!(on("0.0.0.0:0", Some("s3cret"), None).is_ok());
+        assert!(on("0.0.0.0:0", None, Some(true)).is_ok());
     }
 
     #[test]

@@ -26,6 +26,16 @@ pub struct RequestContext {
     pub received_at: DateTime<Utc>,
 }
 
+impl RequestContext {
+    /// A fresh request id, for a request that arrived at `received_at`.
+    pub fn at(received_at: DateTime<Utc>) -> Self {
+        Self {
+            request_id: new_request_id(),
+            received_at,
+        }
+    }
+}
+
 tokio::task_local! {
     pub static REQUEST: RequestContext;
 }
@@ -90,8 +100,6 @@ pub enum ApiError {
     },
     #[error("Intake of generations on model {0} is stopped for now; choose another model or wait")]
     UpstreamCircuitOpen(String),
-    #[error("Method {method} is not allowed on {path}")]
-    MethodNotAllowed { method: String, path: String },
     #[error("{message}")]
     DailyCapExceeded { message: String, limit: Kopecks },
     #[error("internal error: {0:#}")]
@@ -142,7 +150,6 @@ impl ApiError {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Self::Conflict(_) | Self::ModerationRepeatBlocked { .. } => StatusCode::CONFLICT,
-            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Injected(e) => {
                 StatusCode::from_u16(e.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
@@ -155,9 +162,7 @@ impl ApiError {
             Self::Authentication(_) => "AUTHENTICATION_ERROR",
             Self::Authorization(_) => "AUTHORIZATION_ERROR",
             Self::Validation { .. } => "VALIDATION_ERROR",
-            // Neither a wrong method nor an unknown route has a code of its own in
-            // the service's list; both are "no such resource".
-            Self::NotFound(_) | Self::MethodNotAllowed { .. } => "NOT_FOUND",
+            Self::NotFound(_) => "NOT_FOUND",
             Self::ModelNotAvailable(_) => "MODEL_NOT_AVAILABLE",
             Self::ModelUnavailable(_) => "MODEL_UNAVAILABLE",
             Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
@@ -171,6 +176,28 @@ impl ApiError {
             Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
             Self::Internal(_) => "INTERNAL_ERROR",
             Self::Injected(e) => &e.code,
+        }
+    }
+
+    /// The envelope's `message`. A refusal of a value outside a closed set
+    /// names the set, as gh and cargo do, so that the person reading it needs
+    /// no second request to find a value that works.
+    fn message(&self) -> String {
+        match self {
+            Self::Validation {
+                message, fields, ..
+            } => match closed_set(fields) {
+                Some((field, values)) if !values.iter().all(|v| message.contains(v.as_str())) => {
+                    let path = if field.path.is_empty() {
+                        "the value"
+                    } else {
+                        &field.path
+                    };
+                    format!("{message}: {path} must be one of {}", values.join(", "))
+                }
+                _ => message.clone(),
+            },
+            other => other.to_string(),
         }
     }
 
@@ -191,6 +218,11 @@ impl ApiError {
                 message,
             } => {
                 let mut d = details.clone().unwrap_or_else(|| json!({}));
+                if let Some((_, values)) = closed_set(fields)
+                    && d.get("allowedValues").is_none()
+                {
+                    d["allowedValues"] = json!(values);
+                }
                 // The document promises `fields[]` with every VALIDATION_ERROR;
                 // a refusal that names no field names the request as a whole.
                 d["fields"] = if fields.is_empty() {
@@ -236,21 +268,27 @@ impl ApiError {
     }
 }
 
+/// The first violation of a closed set among `fields`, with its values.
+fn closed_set(fields: &[FieldError]) -> Option<(&FieldError, Vec<String>)> {
+    fields
+        .iter()
+        .find_map(|field| Some((field, field.allowed_values()?)))
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        // Outside a world's requests (none reaches here today) the wall clock
+        // is the only one there is.
         let ctx = REQUEST
             .try_with(Clone::clone)
-            .unwrap_or_else(|_| RequestContext {
-                request_id: new_request_id(),
-                received_at: Utc::now(),
-            });
+            .unwrap_or_else(|_| RequestContext::at(Utc::now()));
         let message = match &self {
             Self::Internal(err) => {
                 // 5xx hide internals: the cause goes to the log, keyed by request id.
                 tracing::error!(request_id = %ctx.request_id, "internal error: {err:#}");
                 "Internal error; quote the requestId to support".to_owned()
             }
-            other => other.to_string(),
+            other => other.message(),
         };
         let mut error = json!({
             "code": self.code(),

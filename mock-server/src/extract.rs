@@ -312,11 +312,17 @@ pub fn enum_param<'a>(
                 .find(|value| **value == raw)
                 .copied()
                 .ok_or_else(|| {
-                    Invalid::query(
-                        name,
-                        "enum",
-                        "must be equal to one of the allowed values",
-                        json!({ "allowedValues": allowed }),
+                    Invalid::new(
+                        format!(
+                            "Query parameter {name} must be one of {}; got '{raw}'",
+                            allowed.join(", ")
+                        ),
+                        vec![FieldError::new(
+                            format!("/query/{name}"),
+                            "enum",
+                            "must be equal to one of the allowed values",
+                            json!({ "allowedValues": allowed }),
+                        )],
                     )
                     .into()
                 })

@@ -68,11 +68,17 @@ pub(crate) fn build_app(state: AppState) -> Router {
         .merge(control::router(&state))
         .merge(events::stream::router())
         .merge(ui::router())
+        // Every route of the mock answers a method it lacks in the envelope.
+        .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;
             error::ApiError::Internal(anyhow::anyhow!("a handler panicked")).into_response()
         }))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            routes::request_context,
+        ))
         .with_state(state)
 }
 
@@ -101,8 +107,12 @@ pub(crate) async fn run(
 /// Binds `config.listen`, prints the address and the demo API key on stdout, and
 /// serves until Ctrl-C or SIGTERM, then finishes the requests in flight. This is
 /// the `mediagen-mock` binary and `mediagen mock`.
+///
+/// Refused before binding when the control API would be open to the network
+/// ([`Config::check_exposure`]).
 pub async fn serve(mut config: Config) -> anyhow::Result<()> {
     use anyhow::Context;
+    config.check_exposure()?;
     let state_file = config.state_file.clone().map(snapshot::StateFile::new);
     let kept = match &state_file {
         Some(file) => file.load()?,
@@ -116,13 +126,38 @@ pub async fn serve(mut config: Config) -> anyhow::Result<()> {
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("while binding {}", config.listen))?;
-    let addr = reachable(listener.local_addr()?);
+    let bound = listener.local_addr()?;
+    let addr = reachable(bound);
+    let open_to_network = !bound.ip().is_loopback();
     let state = AppState::new(config);
-    if let Some(kept) = kept {
-        state.restore(kept);
-    }
-    println!("mediagen-mock listening on http://{addr}");
+    // The first two lines are read by programs (the Python and Node faces,
+    // scripts): the address as bound, then the key. What follows is for people.
+    println!("mediagen-mock listening on http://{bound}");
     println!("demo API key: {}", state.demo_api_key());
+    if addr != bound {
+        println!(
+            "  from this machine: http://{addr}; from others: this host's addresses, port {}",
+            bound.port()
+        );
+    }
+    if open_to_network && state.config().admin_token.is_none() {
+        tracing::warn!(
+            "the control API (/_mock/) is open to anyone who reaches {bound} (--open-control)"
+        );
+    }
+    if let (Some(file), Some(kept)) = (&state_file, kept) {
+        println!(
+            "state loaded from {}: the world goes on from {} on its clock",
+            file.path().display(),
+            wire::timestamp(kept.clock_now())
+        );
+        state.restore(kept);
+    } else if let Some(file) = &state_file {
+        println!(
+            "state file {} does not exist yet: a fresh start, kept there from now on",
+            file.path().display()
+        );
+    }
     println!(
         "try: curl -H 'Authorization: Bearer {}' http://{addr}/v1/generations",
         state.demo_api_key()

@@ -123,6 +123,11 @@ impl Snapshot {
         Ok(snapshot)
     }
 
+    /// The time on the clock of the world it was taken from.
+    pub(crate) fn clock_now(&self) -> DateTime<Utc> {
+        self.clock.now
+    }
+
     /// The demo key of the world it was taken from, for a mock that starts
     /// from it to keep.
     pub(crate) fn demo_api_key(&self) -> Option<&str> {
@@ -151,9 +156,10 @@ impl AppState {
 
     /// Replaces the world's state with `snapshot`'s and sets its clock to the
     /// snapshot's time; the worker then runs what was scheduled, as if the
-    /// world had never stopped. The clock's mode and scale stay the world's.
+    /// world had never stopped. Its settings stay its own (`Store::restore`;
+    /// the clock's mode and scale and the limits' switch are its config).
     pub(crate) fn restore(&self, snapshot: Snapshot) {
-        *self.store() = snapshot.store;
+        self.store().restore(snapshot.store);
         self.clock().set_now(snapshot.clock.now);
         self.worker_notify().notify_one();
     }
@@ -191,6 +197,11 @@ pub(crate) struct StateFile {
 impl StateFile {
     pub(crate) fn new(path: PathBuf) -> Self {
         Self { path }
+    }
+
+    /// Where it is kept.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The snapshot in the file; `None` when there is no file yet.

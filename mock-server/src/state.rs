@@ -48,6 +48,9 @@ struct Shared {
     deliverer: Deliverer,
     /// The address clients reach the mock at, for the URLs of output files.
     base_url: OnceLock<String>,
+    /// A world's own control token, beside the admin token (`POST /_mock/worlds`
+    /// makes one when the mock has an admin token); the root has none.
+    world_token: OnceLock<String>,
     /// The demo user's key, kept so that a reset restores the same key.
     demo_api_key: String,
     /// Signs presigned upload URLs; fresh at every start.
@@ -82,6 +85,7 @@ impl AppState {
                 worker: Notify::new(),
                 deliverer: Deliverer::new(),
                 base_url: OnceLock::new(),
+                world_token: OnceLock::new(),
                 demo_api_key,
                 upload_key: rand::random(),
                 events,
@@ -213,6 +217,16 @@ impl AppState {
             .base_url
             .get()
             .map_or("http://127.0.0.1", String::as_str)
+    }
+
+    /// Gives a world its own control token (once, when it is made).
+    pub(crate) fn set_world_token(&self, token: String) {
+        self.inner.world_token.set(token).ok();
+    }
+
+    /// The world's own control token, if it has one.
+    pub(crate) fn world_token(&self) -> Option<&str> {
+        self.inner.world_token.get().map(String::as_str)
     }
 
     /// Wakes the worker, for a job due sooner than it expected.

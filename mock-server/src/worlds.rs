@@ -133,6 +133,10 @@ impl Worlds {
         let id = format!("w_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
         let state = AppState::new(config);
         state.set_base_url(format!("{}/worlds/{id}", root.base_url()));
+        if root.config().admin_token.is_some() {
+            // 122 random bits: as hard to guess as the admin token ought to be.
+            state.set_world_token(format!("mwt_{}", uuid::Uuid::new_v4().simple()));
+        }
         let mut worlds = self.entries();
         if worlds.len() >= limit {
             return Err(ApiError::RateLimited {
@@ -196,16 +200,44 @@ impl Worlds {
         let control = Router::new()
             .route("/_mock/worlds", post(create_world).get(list_worlds))
             .route("/_mock/worlds/{id}", delete(delete_world))
-            .layer(axum::middleware::from_fn_with_state(
-                self.inner.root.clone(),
-                crate::control::require_admin_token,
-            ));
+            .method_not_allowed_fallback(crate::routes::method_not_allowed)
+            .layer(axum::middleware::from_fn_with_state(self.clone(), guard));
         Router::new()
             .route("/worlds/{id}", any(enter))
             .route("/worlds/{id}/{*rest}", any(enter))
             .merge(control)
+            // The root's clock, for what the root answers here (a world that
+            // is not there, the worlds' control); a world's own app sets its own.
+            .layer(axum::middleware::from_fn_with_state(
+                self.inner.root.clone(),
+                crate::routes::request_context,
+            ))
             .with_state(self.clone())
     }
+}
+
+/// The worlds' control routes take the admin token; a world's own token
+/// also ends that world (`DELETE /_mock/worlds/{id}`), so that a job of a
+/// fleet can clean up after itself and no other's.
+async fn guard(
+    State(worlds): State<Worlds>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let given = crate::control::bearer(request.headers());
+    let own_world = request.method() == axum::http::Method::DELETE
+        && request
+            .uri()
+            .path()
+            .strip_prefix("/_mock/worlds/")
+            .and_then(|id| worlds.entries().get(id).map(|e| e.state.clone()))
+            .is_some_and(|world| {
+                world.world_token().is_some() && crate::control::admin_token_given(&world, given)
+            });
+    if own_world {
+        return next.run(request).await;
+    }
+    crate::control::require_admin_token(State(worlds.inner.root.clone()), request, next).await
 }
 
 /// A request to a world: the world's own app answers it, with the world's
@@ -248,6 +280,9 @@ async fn create_world(
     let mut answer = json!({"id": id, "baseUrl": state.base_url()});
     if state.config().demo_user {
         answer["demoApiKey"] = json!(state.demo_api_key());
+    }
+    if let Some(token) = state.world_token() {
+        answer["controlToken"] = json!(token);
     }
     Ok((StatusCode::CREATED, axum::Json(answer)))
 }

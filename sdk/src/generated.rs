@@ -2771,7 +2771,7 @@ Guaranteed by the service document: `code`, `message`, `requestId` and `timestam
             Default::default()
         }
     }
-    /**A webhook endpoint as listed or read. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
+    /**A webhook endpoint as read (`GET /v1/webhook-endpoints/{id}`) and as changed by `PATCH`; the list shows `WebhookEndpointSummary` instead. It never contains the `secret`: the secret is shown only by creation and by rotate-secret, once each.
 
 Guaranteed by the service document: the seven fields of the endpoint list (Resources, Webhook endpoint). Every other field is.*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2820,10 +2820,45 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
     #[non_exhaustive]
     pub struct WebhookEndpointList {
         ///Endpoints of the account.
-        pub data: ::std::vec::Vec<WebhookEndpoint>,
+        pub data: ::std::vec::Vec<WebhookEndpointSummary>,
     }
     impl WebhookEndpointList {
         pub fn builder() -> builder::WebhookEndpointList {
+            Default::default()
+        }
+    }
+    /**A webhook endpoint as the list shows it (`GET /v1/webhook-endpoints`): exactly the seven fields the service document names for the list, never the `secret`, the `description` or the `disabledReason`; read one endpoint for those.
+
+Guaranteed by the service document: all seven fields (Resources, Webhook endpoint).*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[non_exhaustive]
+    pub struct WebhookEndpointSummary {
+        ///Whether deliveries are enabled. Set false automatically when a delivery is answered with HTTP 410, or after 30 x 24 consecutive failures (States, webhook endpoint).
+        pub active: bool,
+        ///Creation time.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Subscribed events as given; empty means all events.
+        #[serde(rename = "eventTypes")]
+        pub event_types: ::std::vec::Vec<crate::EventTypeFilter>,
+        ///Count of delivery failures.
+        #[serde(rename = "failureCount")]
+        pub failure_count: i64,
+        ///Identifier of the endpoint.
+        pub id: ::std::string::String,
+        ///Time of the last delivery attempt; null before the first.
+        #[serde(
+            rename = "lastDeliveryAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub last_delivery_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Target address for deliveries (http or https).
+        pub url: ::std::string::String,
+    }
+    impl WebhookEndpointSummary {
+        pub fn builder() -> builder::WebhookEndpointSummary {
             Default::default()
         }
     }
@@ -7964,7 +7999,7 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
         #[derive(Clone, Debug)]
         pub struct WebhookEndpointList {
             data: ::std::result::Result<
-                ::std::vec::Vec<super::WebhookEndpoint>,
+                ::std::vec::Vec<super::WebhookEndpointSummary>,
                 ::std::string::String,
             >,
         }
@@ -7978,7 +8013,9 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
         impl WebhookEndpointList {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::WebhookEndpoint>>,
+                T: ::std::convert::TryInto<
+                    ::std::vec::Vec<super::WebhookEndpointSummary>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -8001,6 +8038,161 @@ Guaranteed by the service document: the seven fields of the endpoint list (Resou
         impl ::std::convert::From<super::WebhookEndpointList> for WebhookEndpointList {
             fn from(value: super::WebhookEndpointList) -> Self {
                 Self { data: Ok(value.data) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookEndpointSummary {
+            active: ::std::result::Result<bool, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            event_types: ::std::result::Result<
+                ::std::vec::Vec<crate::EventTypeFilter>,
+                ::std::string::String,
+            >,
+            failure_count: ::std::result::Result<i64, ::std::string::String>,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            last_delivery_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for WebhookEndpointSummary {
+            fn default() -> Self {
+                Self {
+                    active: Err("no value supplied for active".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    event_types: Err("no value supplied for event_types".to_string()),
+                    failure_count: Err(
+                        "no value supplied for failure_count".to_string(),
+                    ),
+                    id: Err("no value supplied for id".to_string()),
+                    last_delivery_at: Err(
+                        "no value supplied for last_delivery_at".to_string(),
+                    ),
+                    url: Err("no value supplied for url".to_string()),
+                }
+            }
+        }
+        impl WebhookEndpointSummary {
+            pub fn active<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.active = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for active: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn event_types<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<crate::EventTypeFilter>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.event_types = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for event_types: {e}")
+                    });
+                self
+            }
+            pub fn failure_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failure_count: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn last_delivery_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.last_delivery_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for last_delivery_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.url = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for url: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookEndpointSummary>
+        for super::WebhookEndpointSummary {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookEndpointSummary,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    active: value.active?,
+                    created_at: value.created_at?,
+                    event_types: value.event_types?,
+                    failure_count: value.failure_count?,
+                    id: value.id?,
+                    last_delivery_at: value.last_delivery_at?,
+                    url: value.url?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookEndpointSummary>
+        for WebhookEndpointSummary {
+            fn from(value: super::WebhookEndpointSummary) -> Self {
+                Self {
+                    active: Ok(value.active),
+                    created_at: Ok(value.created_at),
+                    event_types: Ok(value.event_types),
+                    failure_count: Ok(value.failure_count),
+                    id: Ok(value.id),
+                    last_delivery_at: Ok(value.last_delivery_at),
+                    url: Ok(value.url),
+                }
             }
         }
         #[derive(Clone, Debug)]
@@ -8605,7 +8797,7 @@ let response = client.get_summary()
     }
     /**List webhook endpoints
 
-The endpoints of the account with `id`, `url`, `eventTypes`, `active`, `failureCount`, `lastDeliveryAt` and `createdAt` (and the design fields `description`, `disabledReason`); never the `secret`.
+The endpoints of the account with `id`, `url`, `eventTypes`, `active`, `failureCount`, `lastDeliveryAt` and `createdAt`, and no other field: never the `secret`; `GET /v1/webhook-endpoints/{id}` shows the design fields `description` and `disabledReason`.
 
 Sends a `GET` request to `/v1/webhook-endpoints`
 

@@ -1,5 +1,7 @@
 //! The commands of each area of the service, in JSON and for people.
 
+use mediagen_mock_server::{MockServer, Responses};
+
 use crate::{Setup, envelope, run, scratch, text};
 
 #[tokio::test]
@@ -173,6 +175,29 @@ async fn files_are_uploaded_shown_and_deleted() {
     assert_eq!(gone.status.code(), Some(1));
 }
 
+/// Without `uploadHeaders` the contract has the upload carry only
+/// `Content-Length`, and the mock's store takes it as the declared type.
+#[tokio::test]
+async fn files_upload_works_with_answers_that_carry_only_what_the_service_guarantees() {
+    let setup = Setup::with(
+        MockServer::builder()
+            .responses(Responses::Minimal)
+            .start()
+            .await,
+        1000.0,
+    );
+    let path = scratch("files-minimal").join("cat.png");
+    std::fs::write(&path, b"\x89PNG\r\n\x1a\n").unwrap();
+    let uploaded = setup
+        .json(&["files", "upload", path.to_str().unwrap()])
+        .await;
+    let id = uploaded["fileId"].as_str().unwrap();
+    let file = setup.mock.uri() + "/uploads/" + id;
+    let bytes = reqwest::get(&file).await.unwrap();
+    assert_eq!(bytes.status(), 200, "the bytes arrived");
+    assert_eq!(bytes.headers()["content-type"], "image/png");
+}
+
 #[tokio::test]
 async fn files_upload_sends_a_type_it_does_not_know_and_the_service_refuses_it_as_usage() {
     let setup = Setup::new().await;
@@ -211,7 +236,7 @@ async fn files_upload_names_the_types_when_neither_the_extension_nor_the_service
     let refused = run(setup.cmd(&["files", "upload", path, "--content-type", "text/plain"])).await;
     let told = text(&refused.stderr);
     assert!(
-        told.contains("/contentType: must be one of image/png, image/jpeg")
+        told.contains("/contentType must be one of image/png, image/jpeg")
             && told.contains("hint: pass --content-type with one of those types"),
         "{told}"
     );

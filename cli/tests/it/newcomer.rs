@@ -389,6 +389,22 @@ async fn every_short_help_fits_a_screen_with_the_global_options_on_one_heading()
     assert!(seen > 35, "walked {seen} commands");
 }
 
+/// `mediagen mock` takes `mediagen-mock`'s guard: on an address other than
+/// loopback, no start without an admin token or `--open-control`, told before
+/// it binds.
+#[tokio::test]
+async fn the_mock_refuses_an_open_control_api_on_the_network_naming_both_options() {
+    let output = run(bare(&["mock", "--listen", "0.0.0.0:0"])).await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let said = text(&output.stderr);
+    assert!(said.contains("--admin-token"), "{said}");
+    assert!(said.contains("--open-control"), "{said}");
+    assert!(
+        !text(&output.stdout).contains("listening on"),
+        "it never listened"
+    );
+}
+
 #[tokio::test]
 async fn the_mocks_help_shows_defaults_and_environment_variables_by_name() {
     let output = run(bare(&["mock", "--help"])).await;

@@ -36,6 +36,23 @@ impl FieldError {
         }
     }
 
+    /// The values of the closed set an `enum` violation names, as text.
+    pub fn allowed_values(&self) -> Option<Vec<String>> {
+        if self.keyword != "enum" {
+            return None;
+        }
+        let values = self.params.get("allowedValues")?.as_array()?;
+        Some(
+            values
+                .iter()
+                .map(|value| match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn required(path: &str, property: &str) -> Self {
         Self::new(
             path,

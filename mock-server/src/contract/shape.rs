@@ -114,6 +114,25 @@ impl Shapes {
             .map(|(_, name)| name.as_str())
     }
 
+    /// Whether the service has `method` on the route `template` (a path as
+    /// the router matched it, `{id}` and all). Only a path of the contract
+    /// with no such method is refused: HEAD goes with GET, and a route the
+    /// contract does not list is the router's to know.
+    pub fn serves(&self, method: &str, template: &str) -> bool {
+        let method = if method == "HEAD" { "GET" } else { method };
+        let template = segments(template);
+        let same_path = |op: &&Operation| {
+            op.segments.len() == template.len()
+                && op
+                    .segments
+                    .iter()
+                    .zip(&template)
+                    .all(|(a, b)| a == b || (a.starts_with('{') && b.starts_with('{')))
+        };
+        let mut on_path = self.operations.iter().filter(same_path).peekable();
+        on_path.peek().is_none() || on_path.any(|op| op.method == method)
+    }
+
     /// `value` as `minimal` sends it, read as the schema `name`.
     pub fn minimal(&self, name: &str, value: &Value) -> Value {
         self.walk(

@@ -62,7 +62,7 @@ pub(crate) async fn require_admin_token(
 ) -> Response {
     if !admin_token_given(&state, bearer(request.headers())) {
         return ApiError::Authentication(
-            "The control API needs 'Authorization: Bearer <admin token>'",
+            "The control API needs 'Authorization: Bearer <admin token>' (or, in a world, the world's controlToken)",
         )
         .into_response();
     }
@@ -78,14 +78,14 @@ pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> &str {
         .unwrap_or_default()
 }
 
-/// Whether `given` is the `--admin-token` (compared in constant time), or
-/// none is set.
+/// Whether `given` is the `--admin-token` or the world's own token (compared
+/// in constant time), or no admin token is set.
 pub(crate) fn admin_token_given(state: &AppState, given: &str) -> bool {
-    state
-        .config()
-        .admin_token
-        .as_ref()
-        .is_none_or(|token| bool::from(given.as_bytes().ct_eq(token.as_bytes())))
+    let Some(admin) = &state.config().admin_token else {
+        return true;
+    };
+    let is = |token: &str| bool::from(given.as_bytes().ct_eq(token.as_bytes()));
+    is(admin) || state.world_token().is_some_and(is)
 }
 
 /// A request body of the control API: the name of its schema in the control

@@ -210,6 +210,16 @@ impl RateLimiter {
         }
     }
 
+    /// The general window of `ip` at `now`, not counting a request: what a
+    /// request no limit counts (one the service has no route for) reports in
+    /// its `x-ratelimit-*` headers. Never a refusal.
+    pub fn standing(&self, ip: &str, now: DateTime<Utc>) -> Decision {
+        Decision {
+            allowed: true,
+            ..self.peek(GENERAL, ip, now)
+        }
+    }
+
     /// Forgets windows that have closed, so the map does not grow without bound
     /// (one window per address and per user); at most once a minute of the clock.
     pub fn prune(&mut self, now: DateTime<Utc>) {

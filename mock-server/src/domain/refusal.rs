@@ -25,6 +25,14 @@ pub enum Missing {
         /// The path asked.
         path: String,
     },
+    /// A path the service has, with a method it does not have.
+    #[error("No route for {method} {path}; the Allow header lists the methods of this path")]
+    Method {
+        /// The method asked.
+        method: String,
+        /// The path asked.
+        path: String,
+    },
     /// An unknown `modelSlug` (rule 4 of `POST /v1/generations`).
     #[error("Model '{0}' not found; GET /v1/catalog/ lists the models")]
     Model(String),

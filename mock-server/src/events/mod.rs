@@ -35,7 +35,8 @@ pub struct Event {
     /// history ([`World::stream_events_with_history`](crate::World::stream_events_with_history)),
     /// told from the world's records to a reader that came after it.
     pub seq: u64,
-    /// When it happened, on the mock's clock.
+    /// When it happened, on the mock's clock (to the millisecond in JSON).
+    #[serde(with = "crate::wire::millis")]
     pub at: DateTime<Utc>,
     /// What happened, with the ids that tie it to the rest.
     #[serde(flatten)]
@@ -167,6 +168,7 @@ pub enum EventKind {
         /// The start of the receiver's answer.
         response_excerpt: Option<String>,
         /// When the next scheduled retry is due.
+        #[serde(default, with = "crate::wire::millis::option")]
         next_attempt_at: Option<DateTime<Utc>>,
         /// The message's state after the attempt.
         state: String,
@@ -209,6 +211,7 @@ pub enum EventKind {
     /// The manual clock moved (or a snapshot set it); `at` is the new time.
     Clock {
         /// The time before.
+        #[serde(with = "crate::wire::millis")]
         from: DateTime<Utc>,
     },
     /// The world was reset: what a reader showed is gone.

@@ -124,10 +124,10 @@ async fn upload(
     )
     .map_err(ApiError::Authorization)?;
     let bytes = body.map_err(|rejection| body_refusal(&state, &rejection))?;
+    // Unreadable is not absent: it is another type than the declared one.
     let given_type = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
+        .map(|v| v.to_str().unwrap_or("(unreadable)"));
     let now = state.now();
     state
         .store()

@@ -6,16 +6,17 @@
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::config::Responses;
+use crate::contract::shape;
 use crate::domain::auth::{self, AuthRefusal};
 use crate::domain::fault::Effect;
 use crate::domain::refusal::Missing;
-use crate::error::{ApiError, REQUEST, RequestContext, Window, new_request_id};
+use crate::error::{ApiError, REQUEST, RequestContext, Window};
 use crate::extract::Caller;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
@@ -55,13 +56,29 @@ async fn fallback(method: Method, uri: axum::http::Uri) -> ApiError {
     .into()
 }
 
-/// A route that exists, asked with a method it does not have: also in the
-/// envelope, on every router of the mock.
+/// A route that exists, asked with a method it does not have: the same 404
+/// `NOT_FOUND` as an unknown path (the service document's status table has
+/// no 405), with the `Allow` header the router adds, on every router of the mock.
 pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::MethodNotAllowed {
+    Missing::Method {
         method: method.to_string(),
         path: uri.path().to_owned(),
     }
+    .into()
+}
+
+/// Gives each request its id and the time it arrived on the world's clock,
+/// for the whole of its handling: every error answer of the world, the
+/// service's and the control API's alike, carries that time as its
+/// `timestamp`, the clock of every record it is about.
+pub(crate) async fn request_context(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    REQUEST
+        .scope(RequestContext::at(state.now()), next.run(request))
+        .await
 }
 
 fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
@@ -98,16 +115,23 @@ async fn service_middleware(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let ctx = RequestContext {
-        request_id: new_request_id(),
-        received_at: state.now(),
-    };
+    // Made by `request_context`, which every request of a world passes first.
+    let ctx = REQUEST
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| RequestContext::at(state.now()));
     let ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
+    // A request the service has no route for is answered 404, never counted
+    // or refused by a limit (the limits are the routes' own); its headers
+    // tell the general window as it stands.
+    let routed = request
+        .extensions()
+        .get::<MatchedPath>()
+        .is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
 
     // One lock for the key, the faults, the limits and the response mode:
     // every request takes it.
@@ -121,6 +145,7 @@ async fn service_middleware(
         let fault = store.take_fault(method.as_str(), &path, user_id);
         let decision = match fault {
             Some((_, Effect::Drop)) => None,
+            _ if !routed => Some(store.rate_standing(&ip, ctx.received_at)),
             _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
         };
         (caller, fault, decision, store.responses())

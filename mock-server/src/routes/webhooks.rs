@@ -163,7 +163,7 @@ async fn list_webhook_endpoints(State(state): State<AppState>, user: AuthUser) -
     let data: Vec<Value> = store
         .endpoints_of(user.user_id)
         .into_iter()
-        .map(view::endpoint)
+        .map(view::listed)
         .collect();
     Json(json!({ "data": data }))
 }

@@ -35,16 +35,19 @@ impl Store {
     }
 
     /// Stores the bytes PUT to a file's upload URL (its signature already checked):
-    /// the declared content type, and no more bytes than declared.
+    /// the declared content type, and no more bytes than declared. An upload
+    /// without a `Content-Type` is of the declared type: the contract lets a
+    /// client send nothing beyond `Content-Length` when the answer gave no
+    /// `uploadHeaders` (as `--responses minimal` does).
     pub fn receive_upload(
         &mut self,
         id: Uuid,
-        content_type: &str,
+        content_type: Option<&str>,
         bytes: Vec<u8>,
         now: DateTime<Utc>,
     ) -> Result<(), UploadError> {
         let stored = self.files.get_mut(&id).ok_or(UploadError::Deleted)?;
-        if content_type != stored.content_type {
+        if content_type.is_some_and(|given| given != stored.content_type) {
             return Err(UploadError::WrongType(stored.content_type.clone()));
         }
         let given = bytes.len() as u64;
@@ -80,7 +83,7 @@ mod tests {
         assert!(store.uploaded_file(id).is_none(), "no bytes yet");
 
         store
-            .receive_upload(id, "image/png", b"\x89PNG".to_vec(), at(1))
+            .receive_upload(id, Some("image/png"), b"\x89PNG".to_vec(), at(1))
             .unwrap();
 
         let file = store.uploaded_file(id).unwrap();
@@ -91,16 +94,28 @@ mod tests {
     }
 
     #[test]
+    fn an_upload_without_a_content_type_is_of_the_declared_type() {
+        let (mut store, user) = with_user(0.0);
+        let id = announced(&mut store, user.user_id);
+
+        store
+            .receive_upload(id, None, b"\x89PNG".to_vec(), at(1))
+            .unwrap();
+
+        assert_eq!(store.uploaded_file(id).unwrap().content_type, "image/png");
+    }
+
+    #[test]
     fn an_upload_of_another_type_more_bytes_or_a_deleted_file_is_refused() {
         let (mut store, user) = with_user(0.0);
         let id = announced(&mut store, user.user_id);
 
         assert_eq!(
-            store.receive_upload(id, "image/jpeg", vec![0; 4], at(1)),
+            store.receive_upload(id, Some("image/jpeg"), vec![0; 4], at(1)),
             Err(UploadError::WrongType("image/png".into()))
         );
         assert_eq!(
-            store.receive_upload(id, "image/png", vec![0; 5], at(1)),
+            store.receive_upload(id, Some("image/png"), vec![0; 5], at(1)),
             Err(UploadError::TooLarge {
                 given: 5,
                 declared: 4
@@ -112,7 +127,7 @@ mod tests {
         );
         assert!(store.delete_file(user.user_id, id));
         assert_eq!(
-            store.receive_upload(id, "image/png", vec![0; 4], at(1)),
+            store.receive_upload(id, Some("image/png"), vec![0; 4], at(1)),
             Err(UploadError::Deleted)
         );
     }

@@ -62,7 +62,8 @@ pub struct NewUser {
 pub struct LoggedRequest {
     /// `x-request-id` of the answer.
     pub request_id: String,
-    /// When it arrived, on the mock's clock.
+    /// When it arrived, on the mock's clock (to the millisecond in JSON).
+    #[serde(with = "crate::wire::millis")]
     pub at: DateTime<Utc>,
     /// The HTTP method.
     pub method: String,
@@ -353,6 +354,26 @@ impl Store {
         self.responses = mode;
     }
 
+    /// Takes the records of `snapshot` in place of its own, keeping its own
+    /// settings: what answers carry, the keyed-create latency, auto-pay and
+    /// the retention bounds. A snapshot brings an account's state; the
+    /// settings stay the world's (mock-server/README.md, Snapshots).
+    pub fn restore(&mut self, snapshot: Self) {
+        let settings = (
+            self.responses,
+            self.create_latency_secs,
+            self.auto_pay_secs,
+            self.retention,
+        );
+        *self = snapshot;
+        (
+            self.responses,
+            self.create_latency_secs,
+            self.auto_pay_secs,
+            self.retention,
+        ) = settings;
+    }
+
     /// Seconds a keyed create takes before it is applied (0 by default).
     pub fn create_latency_secs(&self) -> f64 {
         self.create_latency_secs
@@ -361,6 +382,11 @@ impl Store {
     /// Sets how long a keyed create takes (control API).
     pub fn set_create_latency_secs(&mut self, secs: f64) {
         self.create_latency_secs = secs;
+    }
+
+    /// The general limit of `ip` as it stands, without counting a request.
+    pub fn rate_standing(&self, ip: &str, now: DateTime<Utc>) -> Decision {
+        self.rate.standing(ip, now)
     }
 
     /// Counts a request of the service against the limits of `ip`.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::timestamp;
 use crate::domain::webhook::{Attempt, Endpoint, Message};
 
-/// An endpoint as lists and reads show it: never the secret.
+/// An endpoint as a read shows it: never the secret.
 pub fn endpoint(endpoint: &Endpoint) -> Value {
     json!({
         "id": endpoint.id,
@@ -16,6 +16,20 @@ pub fn endpoint(endpoint: &Endpoint) -> Value {
         "eventTypes": endpoint.event_types,
         "active": endpoint.active,
         "disabledReason": endpoint.disabled_reason,
+        "failureCount": endpoint.failure_count,
+        "lastDeliveryAt": endpoint.last_delivery_at.map(timestamp),
+        "createdAt": timestamp(endpoint.created_at),
+    })
+}
+
+/// An endpoint as the list shows it: the seven fields the service document
+/// names for the list, and no other.
+pub fn listed(endpoint: &Endpoint) -> Value {
+    json!({
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "eventTypes": endpoint.event_types,
+        "active": endpoint.active,
         "failureCount": endpoint.failure_count,
         "lastDeliveryAt": endpoint.last_delivery_at.map(timestamp),
         "createdAt": timestamp(endpoint.created_at),

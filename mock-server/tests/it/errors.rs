@@ -59,19 +59,76 @@ async fn unknown_route_is_404_in_the_envelope() {
         .assert_error(404, "NOT_FOUND");
 }
 
+/// A method a path lacks is an unknown route like any other: the document's
+/// status table has no 405, and its code table pairs `NOT_FOUND` with 404.
 #[tokio::test]
-async fn wrong_method_is_405_in_the_envelope() {
-    let app = App::start().await;
-    let reply = app
-        .send(Method::DELETE, "/v1/generations", Some(&app.key), None)
+async fn a_method_no_path_of_the_contract_has_is_404_not_found_with_allow() {
+    let app = App::unlimited().await;
+    let doc = mediagen_openapi::document().expect("contract");
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        let has: Vec<String> = ["get", "post", "put", "patch", "delete"]
+            .into_iter()
+            .filter(|m| item.get(*m).is_some())
+            .map(str::to_uppercase)
+            .collect();
+        let concrete = path
+            .replace("{id}", "00000000-0000-4000-8000-000000000000")
+            .replace("{messageId}", "00000000-0000-4000-8000-000000000000");
+        for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+            if has.iter().any(|m| m == method) {
+                continue;
+            }
+            let method = Method::from_bytes(method.as_bytes()).expect("method");
+            let reply = app
+                .send(method.clone(), &concrete, Some(&app.key), None)
+                .await;
+            reply.assert_error(404, "NOT_FOUND");
+            let allow = reply.header("allow").unwrap_or_default();
+            for own in &has {
+                assert!(
+                    allow.contains(own.as_str()),
+                    "{method} {path}: Allow {allow:?}"
+                );
+            }
+        }
+    }
+    // The control API answers the same way.
+    let reply = app.send(Method::DELETE, "/_mock/clock", None, None).await;
+    reply.assert_error(404, "NOT_FOUND");
+    assert_eq!(reply.header("allow"), Some("GET,HEAD"));
+    let reply = app.send(Method::PUT, "/_mock/worlds", None, None).await;
+    reply.assert_error(404, "NOT_FOUND");
+    assert!(reply.header("allow").is_some_and(|a| a.contains("POST")));
+}
+
+/// The limits are the routes' own: however spent the general limit is, an
+/// unknown path or method is told it does not exist, never to wait.
+#[tokio::test]
+async fn an_unknown_route_is_never_refused_by_a_limit() {
+    let mock = mediagen_mock_server::MockServer::start().await;
+    let world = mock.world().await;
+    let http = reqwest::Client::new();
+    let url = |path: &str| format!("{}{path}", world.uri());
+    for _ in 0..62 {
+        http.get(url("/v1/catalog/")).send().await.expect("sent");
+    }
+    let spent = http.get(url("/v1/catalog/")).send().await.expect("sent");
+    assert_eq!(spent.status(), 429, "the general limit is spent");
+    for (method, path) in [
+        (Method::GET, "/_mock/nosuch"),
+        (Method::GET, "/v1/nothing"),
+        (Method::PUT, "/v1/generations"),
+    ] {
+        let reply = crate::Reply::read(
+            http.request(method.clone(), url(path))
+                .send()
+                .await
+                .expect("sent"),
+        )
         .await;
-    assert_eq!(reply.status, 405);
-    assert_eq!(reply.code(), "NOT_FOUND");
-    assert!(
-        reply.header("allow").is_some_and(|a| a.contains("POST")),
-        "{:?}",
-        reply.headers
-    );
+        reply.assert_error(404, "NOT_FOUND");
+        assert!(reply.header("retry-after").is_none(), "{method} {path}");
+    }
 }
 
 #[tokio::test]
@@ -90,8 +147,7 @@ async fn every_operation_of_the_contract_is_served() {
             let reply = app
                 .send(method.clone(), &concrete, Some(&app.key), Some(json!({})))
                 .await;
-            let unrouted = reply.status == 405
-                || reply.status == 501
+            let unrouted = reply.status == 501
                 || reply.body["error"]["message"]
                     .as_str()
                     .is_some_and(|m| m.starts_with("No route"));
@@ -133,4 +189,31 @@ async fn a_generation_id_that_is_not_a_uuid_names_no_generation() {
     app.get("/v1/files/not-a-uuid")
         .await
         .assert_error(400, "VALIDATION_ERROR");
+}
+
+/// One rule for every error's `timestamp`: the world's clock, the clock of
+/// the records the error is about, for the service's errors and the control
+/// API's alike.
+#[tokio::test]
+async fn every_error_carries_the_worlds_clock_time() {
+    let app = App::start().await;
+    app.mock.advance_clock(3.0 * 86_400.0);
+    let now = app
+        .mock
+        .now()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let service = app
+        .get("/v1/generations/00000000-0000-4000-8000-000000000000")
+        .await;
+    let control = app
+        .control(Method::POST, "/_mock/clock/advance", json!({"seconds": -1}))
+        .await;
+    let unknown = app.control(Method::GET, "/_mock/nosuch", json!({})).await;
+    let world = app
+        .control(Method::GET, "/worlds/w_nosuch/v1/generations", json!({}))
+        .await;
+    for reply in [&service, &control, &unknown, &world] {
+        assert!(reply.status.is_client_error(), "{}", reply.body);
+        assert_eq!(reply.body["error"]["timestamp"], now, "{}", reply.body);
+    }
 }

@@ -413,6 +413,12 @@ async fn the_stream_serves_each_event_as_json_with_its_seq_as_the_sse_id() {
         json!(reply.header("x-request-id"))
     );
     assert_eq!(messages[2].1["status"], 202);
+    // Times to the millisecond, as the contract writes every time.
+    for (_, data) in &messages {
+        let at = data["at"].as_str().expect("at");
+        assert_eq!(at.len(), "2026-11-22T10:15:45.210Z".len(), "{at}");
+    }
+    assert_eq!(messages[3].1["from"].as_str().map(str::len), Some(24));
 }
 
 #[tokio::test]

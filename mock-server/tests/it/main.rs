@@ -15,6 +15,7 @@ mod deprecated;
 mod edge;
 mod errors;
 mod events;
+mod exposure;
 mod faults;
 mod files;
 mod fuzz;
@@ -253,7 +254,7 @@ pub struct Binary {
     pub base: String,
     pub key: String,
     /// Kept open: the mock's later lines must not meet a closed pipe.
-    _stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
 }
 
 impl Binary {
@@ -282,8 +283,13 @@ impl Binary {
             child,
             base,
             key,
-            _stdout: lines,
+            stdout: lines,
         }
+    }
+
+    /// The next line it printed after its address and key.
+    pub fn next_line(&mut self) -> String {
+        self.stdout.next().expect("a line").expect("text")
     }
 
     /// Sends SIGTERM, as a supervisor stops it.

@@ -203,6 +203,14 @@ async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation()
         OsStr::new("--state"),
         state.as_os_str(),
     ]);
+    let fresh = first.next_line();
+    assert!(
+        fresh.starts_with(&format!(
+            "state file {} does not exist yet",
+            state.display()
+        )),
+        "{fresh}"
+    );
     let endpoint = call(
         &first,
         Method::POST,
@@ -237,6 +245,11 @@ async fn after_sigterm_a_restart_with_state_goes_on_with_the_active_generation()
         OsStr::new("--state"),
         state.as_os_str(),
     ]);
+    let loaded = second.next_line();
+    assert!(
+        loaded.starts_with(&format!("state loaded from {}", state.display())),
+        "{loaded}"
+    );
     assert_eq!(second.key, key, "the demo key a client holds stays valid");
     assert_ne!(second.base, first_base, "a new process on a new port");
     assert_eq!(

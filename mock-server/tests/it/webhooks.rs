@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use mediagen_mock_server::MockServer;
+use mediagen_mock_server::{MockServer, Responses};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -21,6 +21,53 @@ async fn app() -> App {
 
 async fn create(app: &App, body: Value) -> crate::Reply {
     app.post("/v1/webhook-endpoints", body).await
+}
+
+/// The document: the list "contains only `id`, `url`, `eventTypes`, `active`,
+/// `failureCount`, `lastDeliveryAt`, `createdAt`", in every response mode
+/// (`extra` adds its one unknown member to every record, as it does
+/// everywhere); a read keeps the designed fields.
+#[tokio::test]
+async fn list_items_carry_exactly_the_documents_seven_fields_in_every_mode() {
+    let app = app().await;
+    let created = create(&app, json!({"url": HOOK, "description": "prod"})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let seven = [
+        "active",
+        "createdAt",
+        "eventTypes",
+        "failureCount",
+        "id",
+        "lastDeliveryAt",
+        "url",
+    ];
+    for (mode, extra) in [
+        (Responses::Full, None),
+        (Responses::Minimal, None),
+        (Responses::Extra, Some("mockExtra")),
+    ] {
+        let mut settings = app.mock.get_settings();
+        settings.responses = mode;
+        app.mock.update_settings(settings);
+        let listed = app.get("/v1/webhook-endpoints").await;
+        assert_conforms("WebhookEndpointList", &listed.body);
+        let mut keys: Vec<&str> = listed.body["data"][0]
+            .as_object()
+            .expect("an item")
+            .keys()
+            .map(String::as_str)
+            .filter(|key| Some(*key) != extra)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, seven, "{mode:?}");
+    }
+    let mut settings = app.mock.get_settings();
+    settings.responses = Responses::Full;
+    app.mock.update_settings(settings);
+    let id = created.body["id"].as_str().expect("id");
+    let read = app.get(&format!("/v1/webhook-endpoints/{id}")).await;
+    assert_eq!(read.body["description"], "prod");
+    assert_eq!(read.body["disabledReason"], Value::Null);
 }
 
 #[tokio::test]

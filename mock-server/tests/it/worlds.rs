@@ -370,3 +370,56 @@ async fn routes_with_path_parameters_read_the_worlds_own() {
         .await;
     assert_eq!(got.status, 200, "{}", got.body);
 }
+
+/// The rule of mock-server/README.md (Snapshots): a snapshot brings an
+/// account's state; every setting of the world it goes into stays the world's.
+#[tokio::test]
+async fn a_snapshot_put_into_a_world_keeps_each_of_the_worlds_settings() {
+    let mock = MockServer::start().await;
+    let source = mock.create_user(42.0);
+    mock.advance_clock(3600.0);
+    let snapshot = mock.get_snapshot();
+
+    let world = WorldClient::create(
+        &mock,
+        json!({"clock": "real", "timeScale": 7.0, "responses": "extra", "rateLimits": false}),
+    )
+    .await;
+    let changed = world
+        .control(
+            Method::PUT,
+            "/settings",
+            Some(json!({"createLatencySeconds": 2.5, "autoPaySeconds": 30.0})),
+        )
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.body);
+    let settings = changed.body;
+
+    let put = world
+        .control(Method::PUT, "/snapshot", Some(snapshot))
+        .await;
+    assert_eq!(put.status, 204, "{}", put.body);
+
+    // The account's state came: the source's user and its balance.
+    let reply = account(&world.http, &world.base, &source.api_key).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    // Responses, create latency and auto-pay stay the world's.
+    let after = world.control(Method::GET, "/settings", None).await;
+    assert_eq!(after.body, settings);
+    assert_eq!(after.body["responses"], "extra");
+    assert!(
+        reply.header("x-mock-extra").is_some(),
+        "still answers extra"
+    );
+    // The clock's mode and scale stay the world's; its time is the snapshot's.
+    let clock = world.control(Method::GET, "/clock", None).await;
+    assert_eq!(
+        (&clock.body["mode"], &clock.body["timeScale"]),
+        (&json!("real"), &json!(7.0))
+    );
+    // The limits stay off: more requests than the general limit, none refused.
+    for _ in 0..62 {
+        let reply = account(&world.http, &world.base, &source.api_key).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+}

@@ -222,7 +222,9 @@ impl<'a> WebhookEndpoints<'a> {
         })
     }
 
-    /// The account's endpoints, without secrets (`GET /v1/webhook-endpoints`).
+    /// The account's endpoints, without secrets (`GET /v1/webhook-endpoints`):
+    /// the seven fields the service document names for the list; [`get`](Self::get)
+    /// one for its description and the reason it was disabled.
     ///
     /// ```no_run
     /// # async fn demo(client: mediagen::Client) -> Result<(), mediagen::Error> {
@@ -232,7 +234,7 @@ impl<'a> WebhookEndpoints<'a> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn list(&self) -> Call<'a, Vec<types::WebhookEndpoint>> {
+    pub fn list(&self) -> Call<'a, Vec<types::WebhookEndpointSummary>> {
         let this = *self;
         Call::new(async move {
             Ok(call(this.client.raw().list_webhook_endpoints().send())

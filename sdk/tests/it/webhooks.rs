@@ -50,6 +50,7 @@ async fn endpoints_are_created_listed_read_updated_and_deleted() {
         .await
         .unwrap();
     let listed = webhooks.list().await.unwrap();
+    let described = webhooks.get(&created.id).await.unwrap();
     let updated = webhooks
         .update(
             &created.id,
@@ -67,7 +68,9 @@ async fn endpoints_are_created_listed_read_updated_and_deleted() {
     assert!(created.secret.expose().starts_with("whsec_"));
     assert_eq!(created.event_types, [EventTypeFilter::GenerationCompleted]);
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].description.as_deref(), Some("test receiver"));
+    assert_eq!(listed[0].id, created.id);
+    // The list shows the document's seven fields; a read, the description too.
+    assert_eq!(described.description.as_deref(), Some("test receiver"));
     assert!(!updated.active);
     assert_eq!(read.disabled_reason.as_deref(), Some("manual"));
     assert_eq!(gone.kind(), Some(&ErrorKind::NotFound));
