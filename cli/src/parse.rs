@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use mediagen::types;
 
 /// A value parsed by `parser`, with the values this version knows offered to the
 /// help and to shell completion. Any other value is taken as well and goes to the
@@ -49,13 +48,7 @@ impl<P: TypedValueParser> TypedValueParser for Suggest<P> {
 /// The event filters of an endpoint: the events this version knows, every
 /// generation event, or all.
 pub fn event_filter() -> Suggest<StringValueParser> {
-    const FILTERS: &[&str] = &[
-        "generation.completed",
-        "generation.failed",
-        "generation.*",
-        "*",
-    ];
-    Suggest::text(FILTERS)
+    Suggest::text(mediagen::EventTypeFilter::KNOWN)
 }
 
 /// An HTTP method, offered as the five the service uses.
@@ -103,33 +96,36 @@ fn requisite<T: std::str::FromStr>(raw: &str, looks: &str) -> Result<String, Str
 }
 
 pub fn inn(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputInn>(
+    requisite::<mediagen::RequisitesInputInn>(
         raw,
         "an INN is 10 digits (an organisation) or 12 (a sole proprietor)",
     )
 }
 
 pub fn kpp(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputKpp>(raw, "a KPP is 9 digits")
+    requisite::<mediagen::RequisitesInputKpp>(raw, "a KPP is 9 digits")
 }
 
 pub fn ogrn(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputOgrn>(
+    requisite::<mediagen::RequisitesInputOgrn>(
         raw,
         "an OGRN is 13 digits, or 15 for a sole proprietor's OGRNIP",
     )
 }
 
 pub fn bic(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputBic>(raw, "a BIC is 9 digits starting 04")
+    requisite::<mediagen::RequisitesInputBic>(raw, "a BIC is 9 digits starting 04")
 }
 
 pub fn settlement_account(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputSettlementAccount>(raw, "a settlement account is 20 digits")
+    requisite::<mediagen::RequisitesInputSettlementAccount>(
+        raw,
+        "a settlement account is 20 digits",
+    )
 }
 
 pub fn correspondent_account(raw: &str) -> Result<String, String> {
-    requisite::<types::RequisitesInputCorrespondentAccount>(
+    requisite::<mediagen::RequisitesInputCorrespondentAccount>(
         raw,
         "a correspondent account is 20 digits starting 301",
     )

@@ -83,3 +83,20 @@ async fn receive(
     // A retry of a message already handled is acknowledged too, or it keeps coming.
     StatusCode::NO_CONTENT
 }
+
+/// The line the example receivers print for an event they handled.
+pub fn describe(event: &WebhookEvent) -> String {
+    match event {
+        WebhookEvent::GenerationCompleted { generation, .. } => format!(
+            "{} completed: {}",
+            generation.id,
+            generation.output_urls.join(" ")
+        ),
+        WebhookEvent::GenerationFailed { generation, .. } => format!(
+            "{} failed with {} (its cost is back on the balance)",
+            generation.id, generation.error_code
+        ),
+        // Events added after this program was written: acknowledged, ignored.
+        other => format!("{} ignored", other.event_type()),
+    }
+}

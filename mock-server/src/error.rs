@@ -4,6 +4,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
+use mediagen_openapi::sets::ErrorCode as Code;
 use serde_json::{Value, json};
 
 use crate::contract::FieldError;
@@ -135,47 +136,45 @@ impl ApiError {
         Self::NotFound(what.into())
     }
 
+    /// The contract's code of the refusal, or the injected answer, whose code is
+    /// whatever the fault rule asked for.
+    fn contract_code(&self) -> Result<Code, &InjectedError> {
+        Ok(match self {
+            Self::Authentication(_) => Code::AuthenticationError,
+            Self::Authorization(_) => Code::AuthorizationError,
+            Self::Validation { .. } => Code::ValidationError,
+            Self::NotFound(_) => Code::NotFound,
+            Self::ModelNotAvailable(_) => Code::ModelNotAvailable,
+            Self::ModelUnavailable(_) => Code::ModelUnavailable,
+            Self::UnsupportedMediaType => Code::UnsupportedMediaType,
+            Self::PayloadTooLarge { .. } => Code::PayloadTooLarge,
+            Self::InsufficientBalance { .. } => Code::InsufficientBalance,
+            Self::MarginGuard(_) => Code::MarginGuard,
+            Self::RateLimited { .. } => Code::RateLimitError,
+            Self::Conflict(_) => Code::ConflictError,
+            Self::ModerationRepeatBlocked { .. } => Code::ModerationRepeatBlocked,
+            Self::UpstreamCircuitOpen(_) => Code::UpstreamCircuitOpen,
+            Self::DailyCapExceeded { .. } => Code::DailyCapExceeded,
+            Self::Internal(_) => Code::InternalError,
+            Self::Injected(e) => return Err(e),
+        })
+    }
+
+    /// The contract's status of the code (`x-http-status` in `openapi/openapi.json`).
     pub fn status(&self) -> StatusCode {
-        match self {
-            Self::Authentication(_) => StatusCode::UNAUTHORIZED,
-            Self::Authorization(_) | Self::ModelNotAvailable(_) => StatusCode::FORBIDDEN,
-            Self::Validation { .. } => StatusCode::BAD_REQUEST,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::ModelUnavailable(_) => StatusCode::GONE,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::InsufficientBalance { .. } => StatusCode::PAYMENT_REQUIRED,
-            Self::MarginGuard(_) | Self::UpstreamCircuitOpen(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::RateLimited { .. } | Self::DailyCapExceeded { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
+        match self.contract_code() {
+            // The generator takes only 4xx and 5xx statuses into the table.
+            Ok(code) => {
+                StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
-            Self::Conflict(_) | Self::ModerationRepeatBlocked { .. } => StatusCode::CONFLICT,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Injected(e) => {
-                StatusCode::from_u16(e.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
-            }
+            Err(e) => StatusCode::from_u16(e.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
         }
     }
 
     pub fn code(&self) -> &str {
-        match self {
-            Self::Authentication(_) => "AUTHENTICATION_ERROR",
-            Self::Authorization(_) => "AUTHORIZATION_ERROR",
-            Self::Validation { .. } => "VALIDATION_ERROR",
-            Self::NotFound(_) => "NOT_FOUND",
-            Self::ModelNotAvailable(_) => "MODEL_NOT_AVAILABLE",
-            Self::ModelUnavailable(_) => "MODEL_UNAVAILABLE",
-            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            Self::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
-            Self::InsufficientBalance { .. } => "INSUFFICIENT_BALANCE",
-            Self::MarginGuard(_) => "MARGIN_GUARD",
-            Self::RateLimited { .. } => "RATE_LIMIT_ERROR",
-            Self::Conflict(_) => "CONFLICT_ERROR",
-            Self::ModerationRepeatBlocked { .. } => "MODERATION_REPEAT_BLOCKED",
-            Self::UpstreamCircuitOpen(_) => "UPSTREAM_CIRCUIT_OPEN",
-            Self::DailyCapExceeded { .. } => "DAILY_CAP_EXCEEDED",
-            Self::Internal(_) => "INTERNAL_ERROR",
-            Self::Injected(e) => &e.code,
+        match self.contract_code() {
+            Ok(code) => code.as_str(),
+            Err(e) => &e.code,
         }
     }
 
@@ -205,7 +204,9 @@ impl ApiError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             Self::RateLimited { window, .. } => window.map(|w| w.retry_after),
-            Self::Injected(e) if e.code == "RATE_LIMIT_ERROR" => Some(INJECTED_RETRY_AFTER),
+            Self::Injected(e) if Code::from_wire(&e.code) == Some(Code::RateLimitError) => {
+                Some(INJECTED_RETRY_AFTER)
+            }
             _ => None,
         }
     }
@@ -256,11 +257,11 @@ impl ApiError {
             | Self::ModelUnavailable(slug)
             | Self::MarginGuard(slug)
             | Self::UpstreamCircuitOpen(slug) => Some(json!({"modelSlug": slug})),
-            Self::Injected(e) => match e.code.as_str() {
-                "VALIDATION_ERROR" => Some(json!({"fields": [
+            Self::Injected(e) => match Code::from_wire(&e.code)? {
+                Code::ValidationError => Some(json!({"fields": [
                     FieldError::new("", "injected", e.message.clone(), json!({}))
                 ]})),
-                "RATE_LIMIT_ERROR" => Some(json!({"retryAfter": INJECTED_RETRY_AFTER})),
+                Code::RateLimitError => Some(json!({"retryAfter": INJECTED_RETRY_AFTER})),
                 _ => None,
             },
             _ => None,

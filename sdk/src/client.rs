@@ -11,13 +11,13 @@ use crate::bridge::call;
 use crate::clock::{Clock, TokioClock};
 use crate::error::{Error, Result};
 use crate::generated;
+use crate::generated::types;
 use crate::host::Host;
 use crate::limits::{LimitScope, RateLimit};
 use crate::options::RequestOptions;
 use crate::rate_limit::default_dir;
 use crate::retry::RetryPolicy;
 use crate::transport::{Http, Shared, Transport};
-use crate::types;
 
 /// The variable [`Client::from_env`] reads the API key from.
 pub const ENV_API_KEY: &str = "MEDIAGEN_API_KEY";

@@ -4,7 +4,9 @@
 //!
 //! `mediagen::Account` and `mediagen::Catalog` were the handles in 0.1.0 and
 //! are the records now, so those two handles have no alias at their old paths:
-//! they are `mediagen::areas::Account` and `mediagen::areas::Catalog`.
+//! they are `mediagen::areas::AccountArea` and `mediagen::areas::CatalogArea`,
+//! with aliases at `mediagen::areas::Account` and `mediagen::areas::Catalog`
+//! (in `areas/mod.rs`, beside the handles).
 
 /// The generations area: [`areas::Generations`](crate::areas::Generations).
 #[deprecated(
@@ -41,14 +43,17 @@ pub type WebhookEndpoints<'a> = crate::areas::WebhookEndpoints<'a>;
 )]
 pub type Auth<'a> = crate::areas::Auth<'a>;
 
-/// Types used as operation parameters and responses: the records and
-/// enumerations of the contract as the generator writes them, where the SDK
-/// does not write its own.
-///
-/// The records the SDK writes by hand are at the crate root; their generated
-/// names of 0.1.0 are kept here as deprecated aliases until 0.3.0.
+/// The records of the contract as the generator writes them, by their 0.1.0
+/// path: every one is at the crate root now (`mediagen::Invoice`), beside the
+/// records the SDK writes by hand, whose generated names of 0.1.0 are kept here
+/// as deprecated aliases. The module goes in 0.3.0.
+#[deprecated(
+    since = "0.2.0",
+    note = "every record is at the crate root now (`mediagen::Invoice`, `mediagen::ErrorEnvelope` for `types::Error`); this module goes in 0.3.0"
+)]
 pub mod types {
-    pub use crate::generated::types::*;
+    #[allow(deprecated)]
+    pub use crate::generated::deprecated_types::*;
 
     /// A generation: [`mediagen::Generation`](crate::Generation).
     #[deprecated(

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use http::HeaderMap;
+use mediagen_openapi::sets::EventType as Contract;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -19,23 +20,16 @@ use crate::limits::header_str;
 use crate::model::generation::{FailureCode, GenerationStatus, MediaType};
 use crate::open_enum::open_enum;
 
-open_enum! {
-    /// The name of a webhook event (`type`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::EventType::from("generation.failed"), mediagen::EventType::GenerationFailed);
-    /// ```
-    pub enum EventType {
-        /// The task `SUCCEEDED`.
-        GenerationCompleted = "generation.completed",
-        /// The task `FAILED`; its cost is already refunded.
-        GenerationFailed = "generation.failed",
+mediagen_openapi::event_type_values! {
+    open_enum! {
+        /// The name of a webhook event (`type`).
+        ///
+        /// ```
+        /// assert_eq!(mediagen::EventType::from("generation.failed"), mediagen::EventType::GenerationFailed);
+        /// ```
+        pub enum EventType
     }
 }
-
-/// The names of the events this version knows.
-const COMPLETED: &str = "generation.completed";
-const FAILED: &str = "generation.failed";
 
 /// `data.generation` of `generation.completed`.
 ///
@@ -174,8 +168,10 @@ impl WebhookEvent {
                 .created_at
                 .ok_or_else(|| Error::WebhookPayload(serde::de::Error::missing_field("created_at")))
         };
-        Ok(match envelope.event_type.as_str() {
-            COMPLETED => {
+        // Every event type of the contract has its arm, so one the contract gains
+        // does not compile until it is read here.
+        Ok(match EventType::from(envelope.event_type.as_str()) {
+            EventType::GenerationCompleted => {
                 let data: Data<CompletedGeneration> =
                     serde_json::from_value(envelope.data.clone()).map_err(Error::WebhookPayload)?;
                 Self::GenerationCompleted {
@@ -184,7 +180,7 @@ impl WebhookEvent {
                     generation: data.generation,
                 }
             }
-            FAILED => {
+            EventType::GenerationFailed => {
                 let data: Data<FailedGeneration> =
                     serde_json::from_value(envelope.data.clone()).map_err(Error::WebhookPayload)?;
                 Self::GenerationFailed {
@@ -193,7 +189,7 @@ impl WebhookEvent {
                     generation: data.generation,
                 }
             }
-            _ => Self::Other {
+            EventType::Other(_) => Self::Other {
                 id: envelope.id,
                 event_type: envelope.event_type,
                 created_at: envelope.created_at,
@@ -226,8 +222,8 @@ impl WebhookEvent {
     /// ```
     pub fn event_type(&self) -> &str {
         match self {
-            Self::GenerationCompleted { .. } => COMPLETED,
-            Self::GenerationFailed { .. } => FAILED,
+            Self::GenerationCompleted { .. } => Contract::GenerationCompleted.as_str(),
+            Self::GenerationFailed { .. } => Contract::GenerationFailed.as_str(),
             Self::Other { event_type, .. } => event_type,
         }
     }

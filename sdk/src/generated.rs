@@ -13017,3 +13017,404 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
+/// Every type of the contract that the generator writes, under the name it
+/// has at the SDK's root.
+pub mod records {
+    pub use super::types::{
+        Account, AccountLimits, Balance, BillingOperation, BillingOperationList, Catalog,
+        CreateGenerationIdempotencyKey, CreateGenerationRequest,
+        CreateGenerationRequestModelSlug, CreateGenerationRequestPrompt,
+        CreateGenerationResponse, CreateInvoiceRequest, CreateWebhookEndpointRequest,
+        CreateWebhookEndpointRequestDescription, Error as ErrorEnvelope, ErrorBody,
+        ErrorBodyRequestId, ErrorDetails, Estimate, EstimateRequest,
+        EstimateRequestModelSlug, EstimateRequestPrompt, File, FileUpload,
+        FileUploadRequest, FileUploadRequestFilename, GenerationList, GenerationParams,
+        Health, Invoice, InvoiceLine, InvoiceList, MagicLinkAccepted, MagicLinkRequest,
+        MediaTypeSummary, Model, ModelParameter, ModelPricing, PriceFactor, Requisites,
+        RequisitesBankName, RequisitesBic, RequisitesCorrespondentAccount, RequisitesInn,
+        RequisitesInput, RequisitesInputBankName, RequisitesInputBic,
+        RequisitesInputCorrespondentAccount, RequisitesInputInn, RequisitesInputKpp,
+        RequisitesInputLegalAddress, RequisitesInputLegalName, RequisitesInputOgrn,
+        RequisitesInputSettlementAccount, RequisitesKpp, RequisitesLegalAddress,
+        RequisitesLegalName, RequisitesOgrn, RequisitesSettlementAccount, StatusCounts,
+        Summary, TestWebhookRequest, Topup, TopupRequest, UpdateWebhookEndpointRequest,
+        UpdateWebhookEndpointRequestDescription, WebhookDeliveryAttempt,
+        WebhookDeliveryAttemptEventId, WebhookDeliveryAttemptList, WebhookEndpoint,
+        WebhookEndpointList, WebhookEndpointSummary, WebhookMessageQueued,
+        WebhookMessageQueuedEventId,
+    };
+}
+/// The 0.1.0 path of every type of `records`, each a deprecated alias.
+pub mod deprecated_types {
+    pub use super::types::{builder, error};
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Account`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Account = super::types::Account;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::AccountLimits`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type AccountLimits = super::types::AccountLimits;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Balance`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Balance = super::types::Balance;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::BillingOperation`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type BillingOperation = super::types::BillingOperation;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::BillingOperationList`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type BillingOperationList = super::types::BillingOperationList;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Catalog`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Catalog = super::types::Catalog;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateGenerationIdempotencyKey`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateGenerationIdempotencyKey = super::types::CreateGenerationIdempotencyKey;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateGenerationRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateGenerationRequest = super::types::CreateGenerationRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateGenerationRequestModelSlug`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateGenerationRequestModelSlug = super::types::CreateGenerationRequestModelSlug;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateGenerationRequestPrompt`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateGenerationRequestPrompt = super::types::CreateGenerationRequestPrompt;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateGenerationResponse`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateGenerationResponse = super::types::CreateGenerationResponse;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateInvoiceRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateInvoiceRequest = super::types::CreateInvoiceRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateWebhookEndpointRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateWebhookEndpointRequest = super::types::CreateWebhookEndpointRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::CreateWebhookEndpointRequestDescription`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type CreateWebhookEndpointRequestDescription = super::types::CreateWebhookEndpointRequestDescription;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ErrorEnvelope`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Error = super::types::Error;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ErrorBody`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type ErrorBody = super::types::ErrorBody;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ErrorBodyRequestId`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type ErrorBodyRequestId = super::types::ErrorBodyRequestId;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ErrorDetails`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type ErrorDetails = super::types::ErrorDetails;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Estimate`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Estimate = super::types::Estimate;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::EstimateRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type EstimateRequest = super::types::EstimateRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::EstimateRequestModelSlug`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type EstimateRequestModelSlug = super::types::EstimateRequestModelSlug;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::EstimateRequestPrompt`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type EstimateRequestPrompt = super::types::EstimateRequestPrompt;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::File`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type File = super::types::File;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::FileUpload`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type FileUpload = super::types::FileUpload;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::FileUploadRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type FileUploadRequest = super::types::FileUploadRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::FileUploadRequestFilename`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type FileUploadRequestFilename = super::types::FileUploadRequestFilename;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::GenerationList`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type GenerationList = super::types::GenerationList;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::GenerationParams`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type GenerationParams = super::types::GenerationParams;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Health`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Health = super::types::Health;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Invoice`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Invoice = super::types::Invoice;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::InvoiceLine`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type InvoiceLine = super::types::InvoiceLine;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::InvoiceList`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type InvoiceList = super::types::InvoiceList;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::MagicLinkAccepted`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type MagicLinkAccepted = super::types::MagicLinkAccepted;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::MagicLinkRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type MagicLinkRequest = super::types::MagicLinkRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::MediaTypeSummary`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type MediaTypeSummary = super::types::MediaTypeSummary;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Model`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Model = super::types::Model;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ModelParameter`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type ModelParameter = super::types::ModelParameter;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::ModelPricing`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type ModelPricing = super::types::ModelPricing;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::PriceFactor`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type PriceFactor = super::types::PriceFactor;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Requisites`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Requisites = super::types::Requisites;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesBankName`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesBankName = super::types::RequisitesBankName;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesBic`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesBic = super::types::RequisitesBic;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesCorrespondentAccount`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesCorrespondentAccount = super::types::RequisitesCorrespondentAccount;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInn`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInn = super::types::RequisitesInn;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInput`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInput = super::types::RequisitesInput;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputBankName`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputBankName = super::types::RequisitesInputBankName;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputBic`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputBic = super::types::RequisitesInputBic;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputCorrespondentAccount`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputCorrespondentAccount = super::types::RequisitesInputCorrespondentAccount;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputInn`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputInn = super::types::RequisitesInputInn;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputKpp`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputKpp = super::types::RequisitesInputKpp;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputLegalAddress`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputLegalAddress = super::types::RequisitesInputLegalAddress;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputLegalName`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputLegalName = super::types::RequisitesInputLegalName;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputOgrn`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputOgrn = super::types::RequisitesInputOgrn;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesInputSettlementAccount`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesInputSettlementAccount = super::types::RequisitesInputSettlementAccount;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesKpp`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesKpp = super::types::RequisitesKpp;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesLegalAddress`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesLegalAddress = super::types::RequisitesLegalAddress;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesLegalName`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesLegalName = super::types::RequisitesLegalName;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesOgrn`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesOgrn = super::types::RequisitesOgrn;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::RequisitesSettlementAccount`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type RequisitesSettlementAccount = super::types::RequisitesSettlementAccount;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::StatusCounts`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type StatusCounts = super::types::StatusCounts;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Summary`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Summary = super::types::Summary;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::TestWebhookRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type TestWebhookRequest = super::types::TestWebhookRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::Topup`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type Topup = super::types::Topup;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::TopupRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type TopupRequest = super::types::TopupRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::UpdateWebhookEndpointRequest`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type UpdateWebhookEndpointRequest = super::types::UpdateWebhookEndpointRequest;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::UpdateWebhookEndpointRequestDescription`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type UpdateWebhookEndpointRequestDescription = super::types::UpdateWebhookEndpointRequestDescription;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookDeliveryAttempt`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookDeliveryAttempt = super::types::WebhookDeliveryAttempt;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookDeliveryAttemptEventId`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookDeliveryAttemptEventId = super::types::WebhookDeliveryAttemptEventId;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookDeliveryAttemptList`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookDeliveryAttemptList = super::types::WebhookDeliveryAttemptList;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookEndpoint`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookEndpoint = super::types::WebhookEndpoint;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookEndpointList`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookEndpointList = super::types::WebhookEndpointList;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookEndpointSummary`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookEndpointSummary = super::types::WebhookEndpointSummary;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookMessageQueued`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookMessageQueued = super::types::WebhookMessageQueued;
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `mediagen::WebhookMessageQueuedEventId`: every record is at the crate root; `mediagen::types` goes in 0.3.0"
+    )]
+    pub type WebhookMessageQueuedEventId = super::types::WebhookMessageQueuedEventId;
+}

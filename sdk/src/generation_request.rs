@@ -6,9 +6,9 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::generated::types;
 use crate::model::generation::GenerationStatus;
 use crate::transport::new_idempotency_key;
-use crate::types;
 
 /// The answer to a create: the task's id, status and reserved cost, and the
 /// `Idempotency-Key` it was created with.

@@ -29,17 +29,17 @@ use crate::options::RequestOptions;
 use crate::rate_limit::Scopes;
 use crate::retry::{self, Decision, RetryPolicy};
 
-/// The hand-written transport inside the generated client ([`raw::Client`]):
+/// The hand-written transport inside the generated client ([`raw::GeneratedClient`]):
 /// authentication, the user agent, idempotency keys, pacing and retries.
 ///
 /// It has no public methods; it exists so that the generated client, used
 /// directly, gets the same behaviour as [`Client`](crate::Client).
 ///
-/// [`raw::Client`]: crate::raw::Client
+/// [`raw::GeneratedClient`]: crate::raw::GeneratedClient
 ///
 /// ```
 /// let client = mediagen::Client::new("http://127.0.0.1:8080", "mg_live_demo_secret")?;
-/// let raw: &mediagen::raw::Client = client.raw();
+/// let raw: &mediagen::raw::GeneratedClient = client.raw();
 /// let transport: &mediagen::raw::Transport = progenitor_client::ClientInfo::inner(raw);
 /// assert!(!format!("{transport:?}").contains("secret"));
 /// # Ok::<(), mediagen::Error>(())

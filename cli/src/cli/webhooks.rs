@@ -183,12 +183,12 @@ impl Args for Routes {
                 .value_parser(parse::event_filter())
                 .hide_possible_values(true)
                 .help("An event to take [default: all]")
-                .long_help(
-                    "An event to take (generation.completed, generation.failed, generation.*, *): \
-                     before any --forward-to, what listen takes (with --register, what the \
-                     endpoint subscribes to); after a --forward-to, what that app gets \
-                     [default: all]",
-                ),
+                .long_help(format!(
+                    "An event to take ({}): before any --forward-to, what listen takes (with \
+                     --register, what the endpoint subscribes to); after a --forward-to, what \
+                     that app gets [default: all]",
+                    mediagen::EventTypeFilter::KNOWN.join(", ")
+                )),
         )
         .arg(
             Arg::new("forward-to")

@@ -135,7 +135,7 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
 }
 
 /// `2.50 RUB per generation`, `12.00 RUB per second`.
-fn price(pricing: &mediagen::types::ModelPricing) -> String {
+fn price(pricing: &mediagen::ModelPricing) -> String {
     let unit = match pricing.unit.to_string().as_str() {
         "generation" => "generation".to_owned(),
         "second" => "second".to_owned(),

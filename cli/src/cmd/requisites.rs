@@ -154,8 +154,8 @@ async fn set(ctx: &Context, args: RequisitesSetArgs) -> anyhow::Result<()> {
     if !malformed.is_empty() || !missing.is_empty() {
         return Err(refused(&malformed, &missing).into());
     }
-    let input: mediagen::types::RequisitesInput = serde_json::from_value(Value::Object(body))
-        .map_err(|err| {
+    let input: mediagen::RequisitesInput =
+        serde_json::from_value(Value::Object(body)).map_err(|err| {
             Failure::new(
                 Exit::Usage,
                 "INVALID_REQUEST",

@@ -110,7 +110,7 @@ async fn topup_tells_where_to_pay_and_the_balance_grows_once_paid() {
 #[tokio::test]
 async fn invoices_are_issued_listed_and_saved_as_pdf_with_their_act_once_paid() {
     let setup = Setup::new().await;
-    let requisites = mediagen::types::RequisitesInput::builder()
+    let requisites = mediagen::RequisitesInput::builder()
         .legal_name("OOO Romashka")
         .inn("7707083893")
         .kpp(Some("770701001".parse().unwrap()))

@@ -5,6 +5,7 @@
 #![allow(missing_docs)]
 
 mod ci_example;
+mod durable;
 mod e2e;
 mod programs;
 
@@ -72,6 +73,11 @@ impl Running {
             }
         });
         Self { child, lines }
+    }
+
+    /// The program's process id, to send it a signal.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The next line printed; `None` once the program has closed its stdout.

@@ -254,12 +254,7 @@ fn unknown_event_type_lists_the_allowed_values() {
             "/eventTypes/1",
             "enum",
             "must be equal to one of the allowed values",
-            json!({"allowedValues": [
-                "generation.completed",
-                "generation.failed",
-                "generation.*",
-                "*",
-            ]})
+            json!({"allowedValues": mediagen_openapi::sets::EventTypeFilter::NAMES})
         )]
     );
 }

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};
+use mediagen_openapi::sets::FileContentType;
 use sha2::Sha256;
 use uuid::Uuid;
 
@@ -12,27 +13,26 @@ pub const UPLOAD_URL_MINUTES: i64 = 15;
 
 const MIB: u64 = 1024 * 1024;
 
-/// The content types the service takes, each with its largest file.
-const LIMITS: [(&str, u64); 6] = [
-    ("image/png", 20 * MIB),
-    ("image/jpeg", 20 * MIB),
-    ("image/webp", 20 * MIB),
-    ("audio/wav", 50 * MIB),
-    ("audio/mpeg", 50 * MIB),
-    ("video/mp4", 100 * MIB),
-];
+/// The largest file of each content type the contract names: a type it gains
+/// does not compile until it has its limit here.
+fn limit(content_type: FileContentType) -> u64 {
+    match content_type {
+        FileContentType::ImagePng | FileContentType::ImageJpeg | FileContentType::ImageWebp => {
+            20 * MIB
+        }
+        FileContentType::AudioWav | FileContentType::AudioMpeg => 50 * MIB,
+        FileContentType::VideoMp4 => 100 * MIB,
+    }
+}
 
-/// The content types the service takes.
+/// The content types the service takes: the contract's `FileContentType`.
 pub fn content_types() -> impl Iterator<Item = &'static str> {
-    LIMITS.iter().map(|(t, _)| *t)
+    FileContentType::NAMES.into_iter()
 }
 
 /// The largest file accepted for a content type, or `None` for an unsupported type.
 pub fn max_size(content_type: &str) -> Option<u64> {
-    LIMITS
-        .iter()
-        .find(|(t, _)| *t == content_type)
-        .map(|(_, max)| *max)
+    FileContentType::from_wire(content_type).map(limit)
 }
 
 /// Why an upload was refused (400 `VALIDATION_ERROR` at `POST /v1/files`).

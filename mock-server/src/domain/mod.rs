@@ -20,6 +20,9 @@ pub mod requisites;
 pub mod user;
 pub mod webhook;
 
+#[cfg(test)]
+mod contract_sets;
+
 /// A clean-up that runs at most once a minute of the mock's clock, so that
 /// keeping a map bounded costs no scan per request.
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]

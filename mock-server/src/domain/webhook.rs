@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Duration, Utc};
+use mediagen_openapi::sets::{EventType, EventTypeFilter};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -24,22 +25,15 @@ const LAST_RETRY_SECS: f64 = 3.0 * 24.0 * 3600.0;
 /// Share of a delay that jitter may add or take away.
 const JITTER: f64 = 0.2;
 
-/// The event names.
-pub const EVENT_TYPES: [&str; 2] = ["generation.completed", "generation.failed"];
-/// What `eventTypes` accepts: exact names, the group and everything.
-pub const EVENT_FILTERS: [&str; 4] = [
-    "generation.completed",
-    "generation.failed",
-    "generation.*",
-    "*",
-];
+/// What `eventTypes` accepts: the contract's exact names, the group and everything.
+pub const EVENT_FILTERS: &[&str] = &EventTypeFilter::NAMES;
 
 /// The event a task that just reached a final state sends, if it sends one (a
 /// cancelled task does not).
 pub fn event_type(generation: &Generation) -> Option<&'static str> {
     match generation.status {
-        Status::Succeeded => Some(EVENT_TYPES[0]),
-        Status::Failed => Some(EVENT_TYPES[1]),
+        Status::Succeeded => Some(EventType::GenerationCompleted.as_str()),
+        Status::Failed => Some(EventType::GenerationFailed.as_str()),
         _ => None,
     }
 }
@@ -284,7 +278,7 @@ impl MessageState {
 pub struct Message {
     pub id: Uuid,
     pub event_id: String,
-    /// Always one of [`EVENT_TYPES`], borrowed from it.
+    /// Always one of the contract's event types, borrowed from its table.
     pub event_type: std::borrow::Cow<'static, str>,
     pub endpoint_id: String,
     pub user_id: UserId,

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
+use mediagen_openapi::sets::BillingOperationType as OperationType;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -89,16 +90,13 @@ async fn list_billing_history(
     user: AuthUser,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    let kind = match enum_param(
-        &query,
-        "type",
-        &["TOPUP", "GENERATION_CHARGE", "ADJUSTMENT"],
-    )? {
-        None => None,
-        Some("TOPUP") => Some(EntryKind::Topup),
-        Some("GENERATION_CHARGE") => Some(EntryKind::GenerationCharge),
-        Some(_) => Some(EntryKind::Adjustment),
-    };
+    let kind = enum_param(&query, "type", &OperationType::NAMES)?
+        .and_then(OperationType::from_wire)
+        .map(|kind| match kind {
+            OperationType::Topup => EntryKind::Topup,
+            OperationType::GenerationCharge => EntryKind::GenerationCharge,
+            OperationType::Adjustment => EntryKind::Adjustment,
+        });
     let (from, to) = (time_param(&query, "from")?, time_param(&query, "to")?);
     let rows: Vec<Value> = state
         .store()

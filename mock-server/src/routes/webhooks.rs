@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use mediagen_openapi::sets::EventType;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use webhook_verify::Webhook;
@@ -255,16 +256,17 @@ async fn send_test_webhook(
         Ok(bytes) if bytes.is_empty() => None,
         body => extract::parse::<TestWebhookRequest>(&state, &headers, body)?.event_type,
     };
-    let event_type = match asked.as_deref() {
-        Some("generation.failed") => webhook::EVENT_TYPES[1],
-        _ => webhook::EVENT_TYPES[0],
-    };
+    let event_type = asked
+        .as_deref()
+        .and_then(EventType::from_wire)
+        .unwrap_or(EventType::GenerationCompleted);
     let now = state.now();
     let event_id = webhook::new_event_id();
     let body = events::sample(event_type, state.base_url(), &event_id, now);
     let mut store = state.store();
     let bytes = events::body_bytes(&body, store.responses());
-    let message_id = store.enqueue_message(&endpoint, event_type, event_id, bytes.into(), now);
+    let message_id =
+        store.enqueue_message(&endpoint, event_type.as_str(), event_id, bytes.into(), now);
     let answer = store.message(message_id).map(|m| view::queued(m, now));
     let wake = store.worker_wake_needed();
     drop(store);

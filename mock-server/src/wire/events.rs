@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use mediagen_openapi::sets::EventType;
 use serde_json::{Value, json};
 
 use super::generation::output_urls;
@@ -70,7 +71,7 @@ fn for_generation(
 fn completed(event_id: &str, at: DateTime<Utc>, generation: Value) -> Value {
     json!({
         "id": event_id,
-        "type": "generation.completed",
+        "type": EventType::GenerationCompleted.as_str(),
         "created_at": timestamp(at),
         "data": {"generation": generation},
     })
@@ -85,7 +86,7 @@ fn failed(
 ) -> Value {
     json!({
         "id": event_id,
-        "type": "generation.failed",
+        "type": EventType::GenerationFailed.as_str(),
         "created_at": timestamp(at),
         "data": {"generation": {
             "id": id,
@@ -100,9 +101,9 @@ fn failed(
 /// The bytes of an event body as the response mode sends it: webhooks follow
 /// the same mode as the answers.
 pub fn body_bytes(body: &Value, mode: Responses) -> Vec<u8> {
-    let schema = match body["type"].as_str() {
-        Some("generation.failed") => "GenerationFailedEvent",
-        _ => "GenerationCompletedEvent",
+    let schema = match body["type"].as_str().and_then(EventType::from_wire) {
+        Some(EventType::GenerationFailed) => "GenerationFailedEvent",
+        Some(EventType::GenerationCompleted) | None => "GenerationCompletedEvent",
     };
     let shaped = match mode {
         Responses::Full => None,
@@ -113,12 +114,13 @@ pub fn body_bytes(body: &Value, mode: Responses) -> Vec<u8> {
 }
 
 /// A sample event of `event_type` for `POST /v1/webhook-endpoints/{id}/test`.
-pub fn sample(event_type: &str, base_url: &str, event_id: &str, at: DateTime<Utc>) -> Value {
+pub fn sample(event_type: EventType, base_url: &str, event_id: &str, at: DateTime<Utc>) -> Value {
     let id = uuid::Uuid::new_v4();
-    if event_type == "generation.failed" {
-        failed(event_id, at, id, FailureCode::ProviderUnavailable, at)
-    } else {
-        completed(
+    match event_type {
+        EventType::GenerationFailed => {
+            failed(event_id, at, id, FailureCode::ProviderUnavailable, at)
+        }
+        EventType::GenerationCompleted => completed(
             event_id,
             at,
             json!({
@@ -129,6 +131,6 @@ pub fn sample(event_type: &str, base_url: &str, event_id: &str, at: DateTime<Utc
                 "cost_rub": 2.5,
                 "completed_at": timestamp(at),
             }),
-        )
+        ),
     }
 }

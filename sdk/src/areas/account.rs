@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::bridge::call;
 use crate::call::Call;
 use crate::client::Client;
-use crate::types;
+use crate::generated::types;
 
 /// The account area of a [`Client`].
 ///
@@ -20,7 +20,7 @@ use crate::types;
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Account<'a> {
+pub struct AccountArea<'a> {
     client: &'a Client,
 }
 
@@ -33,12 +33,12 @@ impl Client {
     /// # drop(account);
     /// # Ok::<(), mediagen::Error>(())
     /// ```
-    pub fn account(&self) -> Account<'_> {
-        Account::new(self)
+    pub fn account(&self) -> AccountArea<'_> {
+        AccountArea::new(self)
     }
 }
 
-impl<'a> Account<'a> {
+impl<'a> AccountArea<'a> {
     pub(crate) fn new(client: &'a Client) -> Self {
         Self { client }
     }

@@ -10,9 +10,9 @@ use crate::bridge::{call, send};
 use crate::call::Call;
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::generated::types;
 use crate::model::billing::BillingOperationType;
 use crate::pagination::{Page, page, paginate};
-use crate::types;
 
 /// Which entries [`Billing::history`] returns.
 ///

@@ -4,7 +4,7 @@ use crate::bridge::call;
 use crate::call::Call;
 use crate::client::Client;
 use crate::error::Error;
-use crate::types;
+use crate::generated::types;
 
 /// The catalogue of a [`Client`]: models, their parameters and prices in roubles.
 ///
@@ -20,7 +20,7 @@ use crate::types;
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Catalog<'a> {
+pub struct CatalogArea<'a> {
     client: &'a Client,
 }
 
@@ -37,12 +37,12 @@ impl Client {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn catalog(&self) -> Catalog<'_> {
-        Catalog::new(self)
+    pub fn catalog(&self) -> CatalogArea<'_> {
+        CatalogArea::new(self)
     }
 }
 
-impl<'a> Catalog<'a> {
+impl<'a> CatalogArea<'a> {
     pub(crate) fn new(client: &'a Client) -> Self {
         Self { client }
     }

@@ -21,13 +21,13 @@ use crate::call::{Call, within};
 use crate::client::Client;
 use crate::download::{Download, DownloadBytes, DownloadTo};
 use crate::error::{ApiError, Error, Result};
+use crate::generated::types;
 use crate::model::file::{FileContentType, UploadedFile};
 use crate::model::generation::Generation;
 use crate::operation::Operation;
 use crate::options::{RequestOptions, request_options};
 use crate::progress::Progress;
 use crate::side_channel;
-use crate::types;
 
 const CHUNK: usize = 64 * 1024;
 

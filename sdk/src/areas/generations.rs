@@ -9,10 +9,10 @@ use crate::bridge::call;
 use crate::call::Call;
 use crate::client::Client;
 use crate::error::Result;
+use crate::generated::types;
 use crate::generation_request::{CreatedGeneration, GenerationFilter, GenerationRequest};
 use crate::model::generation::Generation;
 use crate::pagination::{Page, page, paginate};
-use crate::types;
 use crate::wait::{CreateAndWait, Known, Wait, WaitOptions, watch};
 
 /// The generation area of a [`Client`].

@@ -9,9 +9,9 @@ use crate::call::Call;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::generated::types;
 use crate::model::webhook::{CreatedWebhookEndpoint, EventTypeFilter, RotatedSecret};
 use crate::pagination::{Page, page, paginate};
-use crate::types;
 
 /// An endpoint to register.
 ///

@@ -5,51 +5,36 @@ use uuid::Uuid;
 
 use crate::open_enum::open_enum;
 
-open_enum! {
-    /// Type of an input file.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::FileContentType::from("video/mp4"), mediagen::FileContentType::VideoMp4);
-    /// ```
-    pub enum FileContentType {
-        /// PNG image.
-        ImagePng = "image/png",
-        /// JPEG image.
-        ImageJpeg = "image/jpeg",
-        /// WebP image.
-        ImageWebp = "image/webp",
-        /// WAV audio.
-        AudioWav = "audio/wav",
-        /// MPEG audio (mp3).
-        AudioMpeg = "audio/mpeg",
-        /// MP4 video.
-        VideoMp4 = "video/mp4",
+mediagen_openapi::file_content_type_values! {
+    open_enum! {
+        /// Type of an input file.
+        ///
+        /// ```
+        /// assert_eq!(mediagen::FileContentType::from("video/mp4"), mediagen::FileContentType::VideoMp4);
+        /// ```
+        pub enum FileContentType
     }
 }
 
-open_enum! {
-    /// State of an input file (`status`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::FileStatus::Uploaded.as_str(), "uploaded");
-    /// ```
-    pub enum FileStatus {
-        /// The upload URL was issued; the bytes have not arrived.
-        AwaitingUpload = "awaiting_upload",
-        /// The bytes arrived.
-        Uploaded = "uploaded",
+mediagen_openapi::file_status_values! {
+    open_enum! {
+        /// State of an input file (`status`).
+        ///
+        /// ```
+        /// assert_eq!(mediagen::FileStatus::Uploaded.as_str(), "uploaded");
+        /// ```
+        pub enum FileStatus
     }
 }
 
-open_enum! {
-    /// The HTTP method of a presigned upload.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::UploadMethod::Put.as_str(), "PUT");
-    /// ```
-    pub enum UploadMethod {
-        /// `PUT`.
-        Put = "PUT",
+mediagen_openapi::upload_method_values! {
+    open_enum! {
+        /// The HTTP method of a presigned upload.
+        ///
+        /// ```
+        /// assert_eq!(mediagen::UploadMethod::Put.as_str(), "PUT");
+        /// ```
+        pub enum UploadMethod
     }
 }
 

@@ -10,33 +10,24 @@ use uuid::Uuid;
 
 use crate::open_enum::open_enum;
 
-open_enum! {
-    /// State of a generation task.
-    ///
-    /// `PENDING` and `PROCESSING` are active: they count against the limit of 5
-    /// concurrent tasks, and a client waiting on a task polls while it is in either.
-    ///
-    /// ```
-    /// use mediagen::GenerationStatus;
-    ///
-    /// let status: GenerationStatus = serde_json::from_str(r#""PROCESSING""#)?;
-    /// assert!(status.is_active());
-    /// let newer: GenerationStatus = serde_json::from_str(r#""ARCHIVED""#)?;
-    /// assert_eq!(newer, GenerationStatus::Other("ARCHIVED".into()));
-    /// assert!(!newer.is_active());
-    /// # Ok::<(), serde_json::Error>(())
-    /// ```
-    pub enum GenerationStatus {
-        /// Accepted, cost reserved, waiting for a worker.
-        Pending = "PENDING",
-        /// A worker has started the task.
-        Processing = "PROCESSING",
-        /// Final: `outputUrls` filled.
-        Succeeded = "SUCCEEDED",
-        /// Final: `errorCode` set, the reserved cost returned.
-        Failed = "FAILED",
-        /// Final: cancelled while `PENDING`, the reserved cost returned.
-        Cancelled = "CANCELLED",
+mediagen_openapi::generation_status_values! {
+    open_enum! {
+        /// State of a generation task.
+        ///
+        /// `PENDING` and `PROCESSING` are active: they count against the limit of 5
+        /// concurrent tasks, and a client waiting on a task polls while it is in either.
+        ///
+        /// ```
+        /// use mediagen::GenerationStatus;
+        ///
+        /// let status: GenerationStatus = serde_json::from_str(r#""PROCESSING""#)?;
+        /// assert!(status.is_active());
+        /// let newer: GenerationStatus = serde_json::from_str(r#""ARCHIVED""#)?;
+        /// assert_eq!(newer, GenerationStatus::Other("ARCHIVED".into()));
+        /// assert!(!newer.is_active());
+        /// # Ok::<(), serde_json::Error>(())
+        /// ```
+        pub enum GenerationStatus
     }
 }
 
@@ -52,61 +43,31 @@ impl GenerationStatus {
     }
 }
 
-open_enum! {
-    /// Kind of media a model produces.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::MediaType::from("VIDEO"), mediagen::MediaType::Video);
-    /// ```
-    pub enum MediaType {
-        /// Images.
-        Image = "IMAGE",
-        /// Video.
-        Video = "VIDEO",
-        /// Text to speech.
-        Voice = "VOICE",
-        /// Music.
-        Music = "MUSIC",
+mediagen_openapi::media_type_values! {
+    open_enum! {
+        /// Kind of media a model produces.
+        ///
+        /// ```
+        /// assert_eq!(mediagen::MediaType::from("VIDEO"), mediagen::MediaType::Video);
+        /// ```
+        pub enum MediaType
     }
 }
 
-open_enum! {
-    /// Why a generation failed (`errorCode` of a `FAILED` task; not an HTTP error).
-    ///
-    /// [`advice`](Self::advice) says what to do, after the service document's table.
-    ///
-    /// ```
-    /// use mediagen::{FailureAdvice, FailureCode};
-    ///
-    /// assert_eq!(FailureCode::Timeout.advice(), FailureAdvice::Retry);
-    /// assert_eq!(FailureCode::ContentPolicy.advice(), FailureAdvice::ChangeRequest);
-    /// assert!(!FailureCode::from("something_new").is_retryable());
-    /// ```
-    pub enum FailureCode {
-        /// The wording violates the model policy: rewrite the prompt.
-        ContentPolicy = "content_policy",
-        /// The material was rejected by the safety check; the same input fails again.
-        ModerationRejected = "moderation_rejected",
-        /// The model rejected a piece of the request by its own rule.
-        PromptRejected = "prompt_rejected",
-        /// The prompt is longer than the model accepts.
-        PromptTooLong = "prompt_too_long",
-        /// A reference could not be downloaded from an external link.
-        ReferenceFetchFailed = "reference_fetch_failed",
-        /// An uploaded input file could not be downloaded.
-        InputFetchFailed = "input_fetch_failed",
-        /// A parameter is outside the valid range for the model.
-        InvalidInput = "invalid_input",
-        /// Intake on the model is stopped for now on the service side.
-        InsufficientCredit = "insufficient_credit",
-        /// Temporary provider failure.
-        RateLimited = "rate_limited",
-        /// Temporary provider failure.
-        Timeout = "timeout",
-        /// Temporary provider failure.
-        ProviderUnavailable = "provider_unavailable",
-        /// Temporary provider failure.
-        ProviderInternal = "provider_internal",
+mediagen_openapi::failure_code_values! {
+    open_enum! {
+        /// Why a generation failed (`errorCode` of a `FAILED` task; not an HTTP error).
+        ///
+        /// [`advice`](Self::advice) says what to do, after the service document's table.
+        ///
+        /// ```
+        /// use mediagen::{FailureAdvice, FailureCode};
+        ///
+        /// assert_eq!(FailureCode::Timeout.advice(), FailureAdvice::Retry);
+        /// assert_eq!(FailureCode::ContentPolicy.advice(), FailureAdvice::ChangeRequest);
+        /// assert!(!FailureCode::from("something_new").is_retryable());
+        /// ```
+        pub enum FailureCode
     }
 }
 

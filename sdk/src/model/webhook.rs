@@ -10,52 +10,39 @@ use crate::error::Result;
 use crate::events::WebhookVerifier;
 use crate::open_enum::open_enum;
 
-open_enum! {
-    /// An entry of an endpoint's `eventTypes`: an event name, `generation.*` (the
-    /// group) or `*` (every event). An empty list means every event.
-    ///
-    /// ```
-    /// use mediagen::EventTypeFilter;
-    /// assert_eq!(EventTypeFilter::from("generation.*"), EventTypeFilter::Generation);
-    /// assert_eq!(EventTypeFilter::All.as_str(), "*");
-    /// ```
-    pub enum EventTypeFilter {
-        /// `generation.completed`.
-        GenerationCompleted = "generation.completed",
-        /// `generation.failed`.
-        GenerationFailed = "generation.failed",
-        /// `generation.*`: every generation event.
-        Generation = "generation.*",
-        /// `*`: every event.
-        All = "*",
+mediagen_openapi::event_type_filter_values! {
+    open_enum! {
+        /// An entry of an endpoint's `eventTypes`: an event name, `generation.*` (the
+        /// group) or `*` (every event). An empty list means every event.
+        ///
+        /// ```
+        /// use mediagen::EventTypeFilter;
+        /// assert_eq!(EventTypeFilter::from("generation.*"), EventTypeFilter::Generation);
+        /// assert_eq!(EventTypeFilter::All.as_str(), "*");
+        /// ```
+        pub enum EventTypeFilter
     }
 }
 
-open_enum! {
-    /// What started a delivery attempt (`trigger`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::DeliveryTrigger::from("manual"), mediagen::DeliveryTrigger::Manual);
-    /// ```
-    pub enum DeliveryTrigger {
-        /// The first try or an automatic retry.
-        Scheduled = "scheduled",
-        /// A redelivery asked for.
-        Manual = "manual",
+mediagen_openapi::delivery_trigger_values! {
+    open_enum! {
+        /// What started a delivery attempt (`trigger`).
+        ///
+        /// ```
+        /// assert_eq!(mediagen::DeliveryTrigger::from("manual"), mediagen::DeliveryTrigger::Manual);
+        /// ```
+        pub enum DeliveryTrigger
     }
 }
 
-open_enum! {
-    /// How a delivery attempt ended (`outcome`).
-    ///
-    /// ```
-    /// assert_eq!(mediagen::DeliveryOutcome::Failed.as_str(), "failed");
-    /// ```
-    pub enum DeliveryOutcome {
-        /// The receiver answered below 400.
-        Succeeded = "succeeded",
-        /// 400 or above, no answer within 10 seconds, or no connection.
-        Failed = "failed",
+mediagen_openapi::delivery_outcome_values! {
+    open_enum! {
+        /// How a delivery attempt ended (`outcome`).
+        ///
+        /// ```
+        /// assert_eq!(mediagen::DeliveryOutcome::Failed.as_str(), "failed");
+        /// ```
+        pub enum DeliveryOutcome
     }
 }
 

@@ -6,7 +6,7 @@
 use futures::TryStreamExt;
 use mediagen::BillingOperationType;
 use mediagen::HistoryFilter;
-use mediagen::types::RequisitesInput;
+use mediagen::RequisitesInput;
 use serde_json::{Value, json};
 use uuid::Uuid;
 use wiremock::matchers::{body_json, method, path, query_param};

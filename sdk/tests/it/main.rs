@@ -352,8 +352,8 @@ pub fn generation_body(id: uuid::Uuid, status: &str) -> serde_json::Value {
 }
 
 /// The contract's example requisites, which carry valid check digits.
-pub fn requisites() -> mediagen::types::builder::RequisitesInput {
-    mediagen::types::RequisitesInput::builder()
+pub fn requisites() -> mediagen::raw::record_builders::RequisitesInput {
+    mediagen::RequisitesInput::builder()
         .legal_name("OOO \"Romashka Media\"")
         .inn("7712345671")
         .kpp(Some("771201001".parse().unwrap()))

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use mediagen::types::{Catalog, Model};
+use mediagen::{Catalog, Model};
 use mediagen::{GenerationRequest, ModelParameterType};
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -273,7 +273,7 @@ pub async fn redeliver(ctx: &Context, id: String, message_id: uuid::Uuid) -> any
 fn endpoint_fields(
     out: &Output,
     w: &mut dyn Write,
-    endpoint: &mediagen::types::WebhookEndpoint,
+    endpoint: &mediagen::WebhookEndpoint,
 ) -> std::io::Result<()> {
     let state = if endpoint.active {
         "ACTIVE"
