@@ -27,9 +27,11 @@ after(async () => {
   for (const clean of cleanups.reverse()) await clean();
 });
 
-// The mock binary on a free port; its address and demo key from its stdout.
+// The mock binary on a free port; its address and demo key from its stdout;
+// a manual clock unless the arguments name another.
 async function startMock(...args) {
-  const child = spawn(mockBin, ['--listen', '127.0.0.1:0', '--clock', 'manual', '--rate-limits', 'off', '--allow-private-webhooks', ...args], {
+  const clock = args.includes('--clock') ? [] : ['--clock', 'manual'];
+  const child = spawn(mockBin, ['--listen', '127.0.0.1:0', ...clock, '--rate-limits', 'off', '--allow-private-webhooks', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
@@ -57,6 +59,22 @@ async function listen(server) {
     return new Promise((r) => server.close(r));
   });
   return `http://127.0.0.1:${server.address().port}`;
+}
+
+// A webhook receiver answering `answers` in turn, then 200; a 500 says
+// `failure`. The statuses it answered are in `received`.
+async function startReceiver(answers, failure) {
+  const received = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = answers.shift() ?? 200;
+      received.push(status);
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(status === 500 ? failure : 'ok');
+    });
+  });
+  return { hook: (await listen(server)) + '/hook', received };
 }
 
 async function api(mock, method, path, body, headers = {}) {
@@ -133,6 +151,14 @@ async function waitForText(locator, pattern) {
   assert.fail(`expected ${pattern} in: ${text}`);
 }
 
+async function waitForCount(locator, count) {
+  const deadline = Date.now() + WAIT;
+  while ((await locator.count()) !== count) {
+    assert.ok(Date.now() < deadline, `expected ${count}, found ${await locator.count()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function advance(page, seconds) {
   await page.fill('#advance-seconds', String(seconds));
   await page.click('#advance');
@@ -159,18 +185,7 @@ test('a generation created through the API appears and ends live after a click o
 
 test('a webhook delivery to a receiver answering 500 then 200 shows both attempts', async () => {
   const mock = await startMock();
-  const answers = [500, 200];
-  const received = [];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const status = answers.shift() ?? 200;
-      received.push(status);
-      res.writeHead(status, { 'content-type': 'text/plain' });
-      res.end(status === 500 ? 'receiver down <b>bold</b>' : 'ok');
-    });
-  });
-  const hook = (await listen(receiver)) + '/hook';
+  const { hook, received } = await startReceiver([500, 200], 'receiver down <b>bold</b>');
   const endpoint = await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
   assert.equal(endpoint.status, 201);
   const { page, errors } = await openBrowser();
@@ -259,16 +274,8 @@ test('with an admin token the page needs it, and its controls send it as a heade
 
 test('the dashboard of a busy world (the screenshot in the README)', async () => {
   const mock = await startMock();
-  const answers = [500, 200];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const status = answers.shift() ?? 200;
-      res.writeHead(status);
-      res.end(status === 500 ? 'upstream unavailable' : 'thanks');
-    });
-  });
-  await api(mock, 'POST', '/v1/webhook-endpoints', { url: (await listen(receiver)) + '/hook' });
+  const { hook } = await startReceiver([500, 200], 'upstream unavailable');
+  await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
   const { page, errors } = await openBrowser();
   await openDashboard(page, mock);
 
@@ -294,5 +301,104 @@ test('the dashboard of a busy world (the screenshot in the README)', async () =>
     copyFileSync(shot, join(here, '../docs/dashboard.png'));
   }
   assert.doesNotMatch(await page.textContent('#users'), /mg_live_\w+_\w{20,}/, 'keys by their public part only');
+  assert.deepEqual(errors, []);
+});
+
+// The control API as a test drives it: the mock's clock moved by the test,
+// not by the page.
+async function advanceClock(mock, seconds) {
+  const moved = await api(mock, 'POST', '/_mock/clock/advance', { seconds });
+  assert.equal(moved.status, 200);
+}
+
+// Every webhook message of the world has ended (its attempts answered).
+async function deliveriesEnded(mock, count) {
+  const deadline = Date.now() + WAIT;
+  for (;;) {
+    const { body } = await api(mock, 'GET', '/_mock/deliveries');
+    if (body.data.length === count && body.data.every((d) => d.state !== 'pending')) return body.data;
+    assert.ok(Date.now() < deadline, 'deliveries still pending: ' + JSON.stringify(body.data.map((d) => d.state)));
+    await advanceClock(mock, 10);
+  }
+}
+
+test('opened after a run, the page shows the generations, ledger rows and messages from before it opened', async () => {
+  const mock = await startMock();
+  const { hook } = await startReceiver([500], 'receiver down');
+  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook })).status, 201);
+  const prompts = ['a lighthouse at dusk', 'a harbour', 'a storm mock:fail=timeout'];
+  const ids = [];
+  for (const prompt of prompts) {
+    const created = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt, params: { aspect_ratio: '16:9' } });
+    assert.equal(created.status, 202);
+    ids.push(created.body.id);
+  }
+  await advanceClock(mock, 120);
+  const deliveries = await deliveriesEnded(mock, 3);
+  assert.equal(deliveries.reduce((n, d) => n + d.attempts.length, 0), 4, 'one message tried twice');
+
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  await waitForText(page.locator('#generations'), new RegExp(ids.map((id) => id.slice(0, 8)).join('|')));
+  const cards = page.locator('#generations .generation');
+  await waitForCount(cards, 3);
+  const steps = async (id) => (await generationCard(page, id).locator('.timeline li').allTextContents()).map((line) => line.split(' ').slice(1).join(' '));
+  for (const id of ids.slice(0, 2)) {
+    assert.match(await textOf(generationCard(page, id).locator('.head')), /^SUCCEEDED .* cost \d+\.\d\d ₽$/);
+    assert.deepEqual(await steps(id), ['created → PENDING', 'started → PROCESSING (attempt 1)', 'ended → SUCCEEDED (attempt 1)']);
+  }
+  const failed = generationCard(page, ids[2]);
+  assert.match(await textOf(failed.locator('.head')), /^FAILED .* cost (\d+\.\d\d) ₽ · refund \1 ₽ · timeout$/);
+  assert.deepEqual(await steps(ids[2]), [
+    'created → PENDING',
+    'started → PROCESSING (attempt 1)',
+    'attempt_failed → PROCESSING (attempt 2)',
+    'attempt_failed → PROCESSING (attempt 3)',
+    'ended → FAILED (attempt 3)',
+  ]);
+
+  const ledger = page.locator('#users .user .ledger li');
+  await waitForCount(ledger, 5);
+  const rows = (await ledger.allTextContents()).map((row) => row.split(' ')[1]);
+  assert.deepEqual(rows, ['TOPUP', 'GENERATION_CHARGE', 'GENERATION_CHARGE', 'GENERATION_CHARGE', 'GENERATION_REFUND']);
+
+  const messages = page.locator('#messages .message');
+  await waitForCount(messages, 3);
+  for (const text of await messages.locator('.head').allTextContents()) assert.match(text, /^delivered generation\.(completed|failed) /);
+  const attempts = await messages.locator('.attempts li').allTextContents();
+  assert.equal(attempts.length, 4);
+  assert.equal(attempts.filter((a) => /HTTP 500/.test(a)).length, 1);
+  assert.equal(attempts.filter((a) => /HTTP 200/.test(a)).length, 3);
+  assert.match(await textOf(page.locator('#messages')), new RegExp('task ' + ids[2].slice(0, 8)));
+
+  // The page goes on live from there, without telling the past twice.
+  const fourth = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a fourth', params: { aspect_ratio: '1:1' } });
+  await waitForText(generationCard(page, fourth.body.id).locator('.head'), /PENDING/);
+  assert.equal(await cards.count(), 4);
+  assert.equal(await page.locator('#messages .message').count(), 3);
+  await page.screenshot({ path: join(artifacts, 'after-the-fact.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('on a real clock, Advance clock is disabled and says why on hover', async () => {
+  const mock = await startMock('--clock', 'real');
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  await page.locator('#advance:disabled').waitFor({ timeout: WAIT });
+  assert.ok(await page.locator('#advance-seconds').isDisabled());
+  assert.match(await page.getAttribute('#advance-form', 'title'), /clock of this world is real .*--clock manual/);
+  assert.ok(await page.locator('#outcome-form button').isEnabled(), 'what the settings allow stays');
+  await page.hover('#advance-form');
+
+  // A world of the same mock with a manual clock offers it.
+  const world = await api(mock, 'POST', '/_mock/worlds', { clock: 'manual' });
+  assert.equal(world.status, 201);
+  await page.goto(world.body.baseUrl + '/_mock/ui');
+  await page.locator('#live.on').waitFor({ timeout: WAIT });
+  await waitForText(page.locator('#clock'), /^\d{4}-/);
+  assert.ok(await page.locator('#advance').isEnabled());
+  assert.equal(await page.getAttribute('#advance-form', 'title'), null);
   assert.deepEqual(errors, []);
 });

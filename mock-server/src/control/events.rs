@@ -2,7 +2,9 @@
 //! journal (`crate::events`) as Server-Sent Events, one
 //! `data:` line of JSON per event with its `seq` as the SSE `id`; a reader that
 //! fell behind gets `{"type":"lagged","missed":N}` where the events it missed
-//! were.
+//! were. With `?history=true` the stream starts with what the world's records
+//! tell of the time before it opened (`store/history.rs`), each event with
+//! `seq` 0 and no SSE `id`, then goes on live with nothing lost or told twice.
 
 use std::convert::Infallible;
 use std::fmt::Write;
@@ -18,9 +20,9 @@ use axum::routing::get;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::ops::journal;
-use super::{admin_token_given, bearer};
-use crate::error::ApiError;
-use crate::events::Published;
+use super::{admin_token_given, bearer, invalid};
+use crate::error::{ApiError, Result};
+use crate::events::{Event, EventKind, Published};
 use crate::state::AppState;
 
 /// An idle stream sends a comment this often.
@@ -45,12 +47,41 @@ pub(crate) fn admitted(state: &AppState, request: &Request) -> bool {
     if !header.is_empty() {
         return admin_token_given(state, header);
     }
+    admin_token_given(state, &query_value(request, "token").unwrap_or_default())
+}
+
+/// The value of the query parameter `name`, when given.
+fn query_value(request: &Request, name: &str) -> Option<String> {
     let query = request.uri().query().unwrap_or_default();
-    let token = url::form_urlencoded::parse(query.as_bytes())
-        .find(|(name, _)| name == "token")
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
         .map(|(_, value)| value.into_owned())
-        .unwrap_or_default();
-    admin_token_given(state, &token)
+}
+
+/// Whether the reader asked for the history (`?history=true`).
+fn history_wanted(request: &Request) -> Result<bool> {
+    match query_value(request, "history").as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(invalid(
+            "history",
+            "type",
+            format!("history must be true or false, not '{other}'"),
+        )),
+    }
+}
+
+/// The history's events as SSE messages without an `id`: they were told
+/// before this reader came, so they have no place in the numbering.
+fn history_frame(history: Vec<(chrono::DateTime<chrono::Utc>, EventKind)>) -> String {
+    let mut frame = String::new();
+    for (at, kind) in history {
+        let event = Event { seq: 0, at, kind };
+        // An event always serializes: its members are strings, numbers and times.
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        let _ = write!(frame, "data: {json}\n\n");
+    }
+    frame
 }
 
 /// An SSE message: `id` (the event's `seq`) and `data` (its JSON, one line);
@@ -78,8 +109,16 @@ async fn stream_events(State(state): State<AppState>, request: Request) -> Respo
         )
         .into_response();
     }
-    let events = journal::stream_events(&state);
-    let stream = futures::stream::unfold(events.rx, |mut rx| async move {
+    let history = match history_wanted(&request) {
+        Ok(wanted) => wanted,
+        Err(error) => return error.into_response(),
+    };
+    let (history, events) = journal::stream_events(&state, history);
+    let history = history_frame(history);
+    let history = futures::stream::iter(
+        (!history.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(history))),
+    );
+    let live = futures::stream::unfold(events.rx, |mut rx| async move {
         let mut frame = String::new();
         match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
             // A comment line, so that proxies and clients keep an idle stream open.
@@ -104,6 +143,7 @@ async fn stream_events(State(state): State<AppState>, request: Request) -> Respo
         }
         Some((Ok::<_, Infallible>(Bytes::from(frame)), rx))
     });
+    let stream = futures::StreamExt::chain(history, live);
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),

@@ -31,6 +31,13 @@ pub struct Entry {
     pub amount: Kopecks,
     pub generation_id: Option<Uuid>,
     pub at: DateTime<Utc>,
+    /// The account right after the row, so that the dashboard opened later
+    /// shows each row with the balance it left. A snapshot taken before these
+    /// were kept reads them as zero.
+    #[serde(default)]
+    pub available_after: Kopecks,
+    #[serde(default)]
+    pub reserved_after: Kopecks,
 }
 
 /// Where the money of one task stands.
@@ -94,6 +101,11 @@ impl Ledger {
         self.entries.iter().filter(move |e| e.user_id == user_id)
     }
 
+    /// Every user's rows, oldest first.
+    pub fn all_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
+    }
+
     /// Forgets the oldest history entries while `past(entries kept, oldest's
     /// time)` says so. Balances live in the accounts, so they do not change.
     pub fn forget_entries(&mut self, past: impl Fn(usize, DateTime<Utc>) -> bool) {
@@ -118,6 +130,8 @@ impl Ledger {
         generation_id: Option<Uuid>,
         at: DateTime<Utc>,
     ) {
+        // Every caller changed the account first.
+        let after = self.account(user_id).unwrap_or_default();
         let entry = Entry {
             id: Uuid::new_v4(),
             user_id,
@@ -125,6 +139,8 @@ impl Ledger {
             amount,
             generation_id,
             at,
+            available_after: after.available,
+            reserved_after: after.reserved,
         };
         self.fresh.push(entry.clone());
         self.entries.push_back(entry);

@@ -29,7 +29,9 @@ const CAPACITY: usize = 8192;
 #[non_exhaustive]
 pub struct Event {
     /// 1 for the first event the world told (once it had a reader), then one
-    /// more for each: a gap means events were missed.
+    /// more for each: a gap means events were missed. 0 for an event of the
+    /// history ([`World::stream_events_with_history`](crate::World::stream_events_with_history)),
+    /// told from the world's records to a reader that came after it.
     pub seq: u64,
     /// When it happened, on the mock's clock (to the millisecond in JSON).
     #[serde(with = "crate::wire::millis")]
@@ -121,9 +123,9 @@ pub enum EventKind {
         amount_rub: f64,
         /// The task of a charge or refund.
         generation_id: Option<Uuid>,
-        /// Available after the operation that wrote the row.
+        /// Available right after the row.
         balance_rub: f64,
-        /// Reserved after the operation that wrote the row.
+        /// Reserved right after the row.
         reserved_rub: f64,
     },
     /// A webhook message was queued, or dropped without an attempt.

@@ -5,9 +5,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Store;
-use crate::domain::billing::{Invoice, Topup};
-use crate::domain::ledger::Charge;
-use crate::domain::webhook::{Attempt, Message};
+use crate::domain::billing::{Invoice, InvoiceStatus, Topup, TopupStatus};
+use crate::domain::generation::{Generation, Status};
+use crate::domain::ledger::{Charge, Entry};
+use crate::domain::webhook::{Attempt, Message, MessageState};
 use crate::events::EventKind;
 
 /// A value's name as the contract writes it (its serde form).
@@ -38,25 +39,21 @@ impl Store {
             return;
         }
         for entry in fresh {
-            let account = self.ledger.account(entry.user_id).unwrap_or_default();
-            self.journal.push(
-                entry.at,
-                EventKind::Ledger {
-                    entry_id: entry.id,
-                    user_id: entry.user_id,
-                    kind: name(entry.kind),
-                    amount_rub: entry.amount.rub(),
-                    generation_id: entry.generation_id,
-                    balance_rub: account.available.rub(),
-                    reserved_rub: account.reserved.rub(),
-                },
-            );
+            self.journal.push(entry.at, ledger_event(&entry));
         }
     }
 
     fn note(&mut self, at: DateTime<Utc>, kind: EventKind) {
         self.note_ledger_rows();
         self.journal.push(at, kind);
+    }
+
+    /// What the ledger returned for a task, once it did.
+    pub(super) fn refund_rub(&self, generation_id: Uuid) -> Option<f64> {
+        match self.ledger.charge(generation_id) {
+            Some(Charge::Refunded(amount)) => Some(amount.rub()),
+            _ => None,
+        }
     }
 
     /// A generation as it stands after `change`.
@@ -67,22 +64,7 @@ impl Store {
         let Some(g) = self.generations.get(&id) else {
             return;
         };
-        let refund_rub = match self.ledger.charge(id) {
-            Some(Charge::Refunded(amount)) => Some(amount.rub()),
-            _ => None,
-        };
-        let kind = EventKind::Generation {
-            generation_id: id,
-            user_id: g.user_id,
-            change: change.to_owned(),
-            status: g.status.as_str().to_owned(),
-            attempts: g.attempts,
-            model_slug: g.model_slug.clone(),
-            cost_rub: g.cost.rub(),
-            refund_rub,
-            error_code: g.error_code.map(|c| c.as_str().to_owned()),
-            prompt: g.prompt.clone(),
-        };
+        let kind = generation_event(g, change, g.status, g.attempts, self.refund_rub(id));
         self.note(at, kind);
     }
 
@@ -96,16 +78,16 @@ impl Store {
         if !self.journal.is_on() {
             return;
         }
-        let kind = EventKind::Message {
-            message_id: message.id,
-            event_id: message.event_id.clone(),
-            event_type: message.event_type.to_string(),
-            endpoint_id: message.endpoint_id.clone(),
-            user_id: message.user_id,
-            generation_id,
-            state: message.state.as_str().to_owned(),
-        };
+        let kind = message_event(message, generation_id, message.state);
         self.note(at, kind);
+    }
+
+    /// Why the endpoint of a message is disabled, when it is.
+    pub(super) fn endpoint_disabled(&self, endpoint_id: &str) -> Option<String> {
+        self.endpoints
+            .get(endpoint_id)
+            .and_then(|e| e.disabled_reason)
+            .map(name)
     }
 
     /// A delivery attempt of `message`, the last one it records.
@@ -113,47 +95,114 @@ impl Store {
         if !self.journal.is_on() {
             return;
         }
-        let endpoint_disabled = self
-            .endpoints
-            .get(&message.endpoint_id)
-            .and_then(|e| e.disabled_reason)
-            .map(name);
-        let kind = EventKind::Attempt {
-            message_id: message.id,
-            endpoint_id: message.endpoint_id.clone(),
-            user_id: message.user_id,
-            attempt: attempt.attempt,
-            trigger: attempt.trigger.as_str().to_owned(),
-            response_status: attempt.response_status,
-            error: attempt.error.clone(),
-            duration_ms: attempt.duration_ms,
-            response_excerpt: attempt.response_excerpt.clone(),
-            next_attempt_at: attempt.next_attempt_at,
-            state: message.state.as_str().to_owned(),
-            endpoint_disabled,
-        };
+        let disabled = self.endpoint_disabled(&message.endpoint_id);
+        let kind = attempt_event(message, attempt, message.state, disabled);
         self.note(attempt.attempted_at, kind);
     }
 
     pub(super) fn note_topup(&mut self, topup: &Topup, at: DateTime<Utc>) {
-        let kind = EventKind::Topup {
-            topup_id: topup.id,
-            user_id: topup.user_id,
-            amount_rub: topup.amount.rub(),
-            status: name(topup.status),
-        };
-        self.note(at, kind);
+        self.note(at, topup_event(topup, topup.status));
     }
 
     pub(super) fn note_invoice(&mut self, invoice: &Invoice, at: DateTime<Utc>) {
-        let kind = EventKind::Invoice {
-            invoice_id: invoice.id,
-            user_id: invoice.user_id,
-            number: invoice.number.clone(),
-            amount_rub: invoice.amount.rub(),
-            status: name(invoice.status),
-        };
-        self.note(at, kind);
+        self.note(at, invoice_event(invoice, invoice.status));
+    }
+}
+
+// The events of each kind, built the same way for the live journal and for
+// its history (`history.rs`), which tells a record's earlier states.
+
+pub(super) fn ledger_event(entry: &Entry) -> EventKind {
+    EventKind::Ledger {
+        entry_id: entry.id,
+        user_id: entry.user_id,
+        kind: name(entry.kind),
+        amount_rub: entry.amount.rub(),
+        generation_id: entry.generation_id,
+        balance_rub: entry.available_after.rub(),
+        reserved_rub: entry.reserved_after.rub(),
+    }
+}
+
+/// A generation at one step of its life: the failure code only once it ended.
+pub(super) fn generation_event(
+    g: &Generation,
+    change: &str,
+    status: Status,
+    attempts: u8,
+    refund_rub: Option<f64>,
+) -> EventKind {
+    EventKind::Generation {
+        generation_id: g.id,
+        user_id: g.user_id,
+        change: change.to_owned(),
+        status: status.as_str().to_owned(),
+        attempts,
+        model_slug: g.model_slug.clone(),
+        cost_rub: g.cost.rub(),
+        refund_rub,
+        error_code: g
+            .error_code
+            .filter(|_| !status.is_active())
+            .map(|c| c.as_str().to_owned()),
+        prompt: g.prompt.clone(),
+    }
+}
+
+pub(super) fn message_event(
+    message: &Message,
+    generation_id: Option<Uuid>,
+    state: MessageState,
+) -> EventKind {
+    EventKind::Message {
+        message_id: message.id,
+        event_id: message.event_id.clone(),
+        event_type: message.event_type.to_string(),
+        endpoint_id: message.endpoint_id.clone(),
+        user_id: message.user_id,
+        generation_id,
+        state: state.as_str().to_owned(),
+    }
+}
+
+pub(super) fn attempt_event(
+    message: &Message,
+    attempt: &Attempt,
+    state: MessageState,
+    endpoint_disabled: Option<String>,
+) -> EventKind {
+    EventKind::Attempt {
+        message_id: message.id,
+        endpoint_id: message.endpoint_id.clone(),
+        user_id: message.user_id,
+        attempt: attempt.attempt,
+        trigger: attempt.trigger.as_str().to_owned(),
+        response_status: attempt.response_status,
+        error: attempt.error.clone(),
+        duration_ms: attempt.duration_ms,
+        response_excerpt: attempt.response_excerpt.clone(),
+        next_attempt_at: attempt.next_attempt_at,
+        state: state.as_str().to_owned(),
+        endpoint_disabled,
+    }
+}
+
+pub(super) fn topup_event(topup: &Topup, status: TopupStatus) -> EventKind {
+    EventKind::Topup {
+        topup_id: topup.id,
+        user_id: topup.user_id,
+        amount_rub: topup.amount.rub(),
+        status: name(status),
+    }
+}
+
+pub(super) fn invoice_event(invoice: &Invoice, status: InvoiceStatus) -> EventKind {
+    EventKind::Invoice {
+        invoice_id: invoice.id,
+        user_id: invoice.user_id,
+        number: invoice.number.clone(),
+        amount_rub: invoice.amount.rub(),
+        status: name(status),
     }
 }
 

@@ -11,6 +11,7 @@
 mod billing;
 mod files;
 mod generations;
+mod history;
 mod jobs;
 mod journal;
 mod retention;

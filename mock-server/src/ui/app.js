@@ -1,5 +1,5 @@
-// The mock's dashboard: reads the world's live journal (GET /_mock/events) and
-// the control API's lists, and calls the control API. Every string that came
+// The mock's dashboard: reads the world's live journal (GET /_mock/events),
+// from its history on, and the control API's lists, and calls the control API. Every string that came
 // from a client or a receiver is written with textContent, never as markup.
 'use strict';
 
@@ -23,6 +23,9 @@ const token = (() => {
 })();
 
 const MAX_REQUESTS = 500;
+// Cards drawn per panel, newest first: a world's whole history can hold
+// thousands, and each change draws the panel again.
+const MAX_CARDS = 300;
 
 const state = {
   requests: [], // newest last
@@ -163,9 +166,19 @@ function renderRequests() {
   $('requests').replaceChildren(...rows);
 }
 
+function newest(map) {
+  return [...map].slice(-MAX_CARDS).reverse();
+}
+
+// What a panel leaves out, said at its end.
+function older(map, what) {
+  const left = map.size - MAX_CARDS;
+  return left > 0 ? el('p', { class: 'next' }, left + ' older ' + what + ' not shown') : '';
+}
+
 function renderGenerations() {
   const cards = [];
-  for (const [id, g] of [...state.generations].reverse()) {
+  for (const [id, g] of newest(state.generations)) {
     const info = g.info;
     cards.push(
       el('article', { class: 'card generation status-' + info.status.toLowerCase(), 'data-generation-id': id },
@@ -184,7 +197,7 @@ function renderGenerations() {
       ),
     );
   }
-  $('generations').replaceChildren(...cards);
+  $('generations').replaceChildren(...cards, older(state.generations, 'generations'));
 }
 
 function attemptLine(a) {
@@ -198,7 +211,7 @@ function attemptLine(a) {
 
 function renderMessages() {
   const cards = [];
-  for (const [id, m] of [...state.messages].reverse()) {
+  for (const [id, m] of newest(state.messages)) {
     const info = m.info;
     cards.push(
       el('article', { class: 'card message state-' + info.state, 'data-message-id': id },
@@ -210,7 +223,7 @@ function renderMessages() {
         el('ol', { class: 'attempts' }, m.attempts.map(attemptLine))),
     );
   }
-  $('messages').replaceChildren(...cards);
+  $('messages').replaceChildren(...cards, older(state.messages, 'messages'));
 }
 
 function renderUsers() {
@@ -292,11 +305,15 @@ function handle(event) {
     notice(state.missed + ' events missed: the page fell behind', true);
     return;
   }
-  if (state.lastSeq && event.seq !== state.lastSeq + 1) {
-    state.missed += event.seq - state.lastSeq - 1;
-    notice(state.missed + ' events missed', true);
+  // seq 0: an event of the history, told before the page came; the live
+  // events after it are numbered from wherever the world's count stands.
+  if (event.seq !== 0) {
+    if (state.lastSeq && event.seq !== state.lastSeq + 1) {
+      state.missed += event.seq - state.lastSeq - 1;
+      notice(state.missed + ' events missed', true);
+    }
+    state.lastSeq = event.seq;
   }
-  state.lastSeq = event.seq;
   switch (event.type) {
     case 'request':
       addRequest(event);
@@ -390,26 +407,33 @@ async function loadFaults() {
   touch('faults');
 }
 
+// Generations, ledger rows, messages and their attempts, top-ups, invoices
+// and mails come with the stream's history; requests and faults are listed.
 async function loadAll() {
-  const [clock, requests, deliveries, outbox] = await Promise.all([
+  const [clock, requests] = await Promise.all([
     control('GET', '/_mock/clock'),
     control('GET', '/_mock/requests'),
-    control('GET', '/_mock/deliveries'),
-    control('GET', '/_mock/outbox'),
   ]);
   $('clock').textContent = clock.now;
+  offerControls(clock);
   requests.data.slice(-MAX_REQUESTS).forEach(addRequest);
-  for (const d of deliveries.data) {
-    if (state.messages.has(d.messageId)) continue;
-    const generationId = d.payload && d.payload.data ? d.payload.data.id : null;
-    state.messages.set(d.messageId, {
-      info: { state: d.state, eventType: d.eventType, endpointId: d.endpointId, generationId },
-      attempts: d.attempts.map((a) => Object.assign({ endpointDisabled: null }, a)),
-    });
-  }
-  state.outbox = outbox.data.concat(state.outbox.filter((m) => !outbox.data.some((o) => o.link === m.link)));
-  touch('messages', 'billing');
   await loadFaults();
+}
+
+// A control the world's settings refuse is disabled, saying why on hover.
+function refuse(node, reason) {
+  for (const target of [node, ...node.querySelectorAll('input, select, button')]) {
+    if (target !== node) target.disabled = Boolean(reason);
+    if (reason) target.title = reason;
+    else target.removeAttribute('title');
+  }
+}
+
+function offerControls(clock) {
+  $('clock').title = "the mock's clock: " + (clock.mode === 'manual' ? 'manual' : 'real, time scale ' + clock.timeScale);
+  refuse($('advance-form'), clock.mode === 'manual' ? null
+    : 'The clock of this world is real (time scale ' + clock.timeScale + '): it moves by itself and cannot be advanced. '
+      + 'Start the mock with --clock manual, or create the world with "clock": "manual", to move it by hand.');
 }
 
 // ---- the stream, read with fetch so that the token goes in a header ----
@@ -417,7 +441,7 @@ async function loadAll() {
 async function stream() {
   let response;
   try {
-    response = await fetch(base + '/_mock/events', { headers: headers({ accept: 'text/event-stream' }), credentials: 'omit', cache: 'no-store' });
+    response = await fetch(base + '/_mock/events?history=true', { headers: headers({ accept: 'text/event-stream' }), credentials: 'omit', cache: 'no-store' });
   } catch (_) {
     return retry();
   }
@@ -430,7 +454,10 @@ async function stream() {
   }
   $('live').textContent = 'live';
   $('live').className = 'on';
-  // Subscribed first, listed second: nothing falls between the two.
+  // The history comes again with each connection: the view starts over.
+  resetView();
+  state.lastSeq = 0;
+  // Subscribed first, listed second: no request falls between the two.
   loadAll().catch(() => {});
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

@@ -534,3 +534,146 @@ async fn the_page_runs_only_its_own_script_under_a_content_security_policy() {
     assert_eq!(script.header("content-type"), Some("text/javascript"));
     assert!(!String::from_utf8_lossy(&script.bytes).contains("innerHTML"));
 }
+
+/// Events of the kinds the history tells (not requests, faults, clock moves or
+/// resets), as JSON with `seq` 0, in one order whatever order they came in.
+fn as_history(events: impl IntoIterator<Item = Event>) -> Vec<String> {
+    let mut told: Vec<String> = events
+        .into_iter()
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                EventKind::Request { .. }
+                    | EventKind::Fault { .. }
+                    | EventKind::Clock { .. }
+                    | EventKind::Reset { .. }
+            )
+        })
+        .map(|mut e| {
+            e.seq = 0;
+            serde_json::to_string(&e).expect("an event serializes")
+        })
+        .collect();
+    told.sort();
+    told
+}
+
+#[tokio::test]
+async fn the_history_tells_afterwards_what_the_live_journal_told() {
+    let app = delivery_app().await;
+    let receiver = Receiver::start().await;
+    receiver.script([Answer::Status(500)]);
+    let (before, mut live) = app.mock.stream_events_with_history();
+    assert!(before.iter().all(|e| e.seq == 0));
+
+    register(&app, &receiver, json!([])).await;
+    app.mock
+        .force_outcome(ForcedOutcome {
+            user_id: Some(app.user_id),
+            model_slug: None,
+            outcome: OutcomeKind::Fail,
+            error_code: Some(FailureCode::Timeout),
+            count: 1,
+        })
+        .unwrap();
+    for prompt in ["a storm", "a lighthouse", "a harbour"] {
+        assert_eq!(app.create(image_request(prompt)).await.status, 202);
+    }
+    let topup = app
+        .post("/v1/billing/topup", json!({"amountRub": 500}))
+        .await;
+    let topup = topup.body["id"].as_str().expect("a top-up");
+    app.control(
+        Method::POST,
+        &format!("/_mock/topups/{topup}/pay"),
+        json!({}),
+    )
+    .await;
+    advance(&app, 120.0).await;
+    advance(&app, 10.0).await;
+    let told = live.drain().expect("nothing missed");
+    let (after, _) = app.mock.stream_events_with_history();
+
+    assert!(
+        after.windows(2).all(|pair| pair[0].at <= pair[1].at),
+        "oldest first"
+    );
+    let (now, then) = (
+        as_history(after.clone()),
+        as_history(before.into_iter().chain(told)),
+    );
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|e| !b.contains(e)).cloned().collect()
+    };
+    assert!(
+        now == then,
+        "the history now is the history then and what was told since;\n\
+         only in the history: {:#?}\nonly told: {:#?}",
+        only(&now, &then),
+        only(&then, &now)
+    );
+    let changes: Vec<&str> = after
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Generation { change, .. } => Some(change.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        changes.iter().filter(|c| **c == "attempt_failed").count(),
+        2
+    );
+    assert_eq!(changes.iter().filter(|c| **c == "ended").count(), 3);
+    let attempts = after
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Attempt { .. }))
+        .count();
+    assert_eq!(
+        attempts, 4,
+        "three messages, the first tried twice: {after:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_opened_with_history_starts_with_it_unnumbered_then_goes_on_live() {
+    let app = App::start().await;
+    let reply = app.create(image_request("a lighthouse")).await;
+    app.mock.advance_clock(60.0).unwrap();
+    let history = app.mock.stream_events_with_history().0.len();
+
+    let response = open_stream(&app.http, &app.url("/_mock/events?history=true")).await;
+    assert_eq!(response.status(), 200);
+    app.mock.advance_clock(1.0).unwrap();
+    let messages = sse_messages(response, history + 1).await;
+
+    let (told, live) = messages.split_at(history);
+    assert!(
+        told.iter()
+            .all(|(id, data)| id.is_none() && data["seq"] == 0)
+    );
+    let steps: Vec<&str> = told
+        .iter()
+        .filter(|(_, data)| {
+            data["generationId"] == reply.body["id"] && data["type"] == "generation"
+        })
+        .filter_map(|(_, data)| data["change"].as_str())
+        .collect();
+    assert_eq!(steps, ["created", "started", "ended"]);
+    assert_eq!(live[0].1["type"], "clock");
+    assert_eq!(live[0].0, live[0].1["seq"].as_u64());
+
+    let refused = app
+        .http
+        .get(app.url("/_mock/events?history=yes"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.expect("the envelope");
+    assert_eq!(body["error"]["code"], "VALIDATION_ERROR");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("history"))
+    );
+}

@@ -1,10 +1,11 @@
 //! What the world saw and holds: its request log, its outbox, its whole state
 //! as a snapshot, and the reset that forgets it.
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::ControlError;
-use crate::events::EventStream;
+use crate::events::{EventKind, EventStream};
 use crate::snapshot::Snapshot;
 use crate::state::AppState;
 use crate::store::{LoggedRequest, OutboxMessage};
@@ -24,9 +25,22 @@ pub(crate) fn reset(state: &AppState) {
     state.reset();
 }
 
-/// A reader of the world's events from now on.
-pub(crate) fn stream_events(state: &AppState) -> EventStream {
-    state.events().subscribe()
+/// A reader of the world's events from now on and, when `history` is
+/// wanted, what the world's records tell of the time before (oldest first).
+/// Both are taken under the store's lock, which every change holds until its
+/// events are published: each change is in the history or comes to the
+/// reader, once.
+pub(crate) fn stream_events(
+    state: &AppState,
+    history: bool,
+) -> (Vec<(DateTime<Utc>, EventKind)>, EventStream) {
+    let store = state.store();
+    let history = if history {
+        store.journal_history()
+    } else {
+        Vec::new()
+    };
+    (history, state.events().subscribe())
 }
 
 /// The world's whole state as one JSON document.
