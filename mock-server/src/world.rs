@@ -266,35 +266,6 @@ impl World {
         journal::stream_events(&self.state, false).1
     }
 
-    /// What the world's records tell of the time before this call (the
-    /// history: each generation's steps, ledger rows, webhook messages and
-    /// their attempts, top-ups, invoices and mails, oldest first, each with
-    /// `seq` 0), and a reader of its events from then on: nothing lies
-    /// between the two, and nothing is in both. `stream_events` with
-    /// `?history=true` over HTTP. Requests are in
-    /// [`World::list_requests`](crate::World::list_requests).
-    ///
-    /// ```
-    /// use mediagen_mock_server::{EventKind, MockServer};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mock = MockServer::start().await;
-    /// let (history, _events) = mock.stream_events_with_history();
-    /// // The demo user's starting balance is its first ledger row.
-    /// assert!(matches!(history[0].kind, EventKind::Ledger { .. }));
-    /// assert_eq!(history[0].seq, 0);
-    /// # }
-    /// ```
-    pub fn stream_events_with_history(&self) -> (Vec<crate::events::Event>, EventStream) {
-        let (history, events) = journal::stream_events(&self.state, true);
-        let history = history
-            .into_iter()
-            .map(|(at, kind)| crate::events::Event { seq: 0, at, kind })
-            .collect();
-        (history, events)
-    }
-
     /// The world's whole state as one JSON document: users, keys, balances,
     /// ledger, generations with their schedule, files, endpoints and secrets,
     /// messages with their attempts, invoices, top-ups, settings and the clock.
@@ -324,6 +295,37 @@ impl World {
 
 /// What a Rust test needs beyond the control API.
 impl World {
+    /// `stream_events` with `?history=true`: the same operation, so not marked as one.
+    ///
+    /// What the world's records tell of the time before this call (the
+    /// history: each generation's steps, ledger rows, webhook messages and
+    /// their attempts, top-ups, invoices and mails, oldest first, each with
+    /// `seq` 0), and a reader of its events from then on: nothing lies
+    /// between the two, and nothing is in both. `stream_events` with
+    /// `?history=true` over HTTP. Requests are in
+    /// [`World::list_requests`](crate::World::list_requests).
+    ///
+    /// ```
+    /// use mediagen_mock_server::{EventKind, MockServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = MockServer::start().await;
+    /// let (history, _events) = mock.stream_events_with_history();
+    /// // The demo user's starting balance is its first ledger row.
+    /// assert!(matches!(history[0].kind, EventKind::Ledger { .. }));
+    /// assert_eq!(history[0].seq, 0);
+    /// # }
+    /// ```
+    pub fn stream_events_with_history(&self) -> (Vec<crate::events::Event>, EventStream) {
+        let (history, events) = journal::stream_events(&self.state, true);
+        let history = history
+            .into_iter()
+            .map(|(at, kind)| crate::events::Event { seq: 0, at, kind })
+            .collect();
+        (history, events)
+    }
+
     /// The base URL clients use, such as `http://127.0.0.1:41234`.
     pub fn uri(&self) -> String {
         self.state.base_url().to_owned()
