@@ -28,6 +28,7 @@ mod snapshot;
 mod state;
 mod store;
 mod ui;
+mod verdict;
 mod wire;
 mod worker;
 mod world;
@@ -45,6 +46,7 @@ pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use events::{Event, EventKind, EventStream, Missed};
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{LoggedRequest, NewUser, OutboxMessage};
+pub use verdict::{Checked, Finding, Severity, Verdict};
 pub use world::{ClockView, FaultHandle, GenerationRecord, Settings, UserView, World};
 pub use worlds::WorldSettings;
 

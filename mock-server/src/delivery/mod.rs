@@ -16,6 +16,7 @@ use crate::domain::address;
 use crate::domain::webhook::Trigger;
 use crate::state::AppState;
 use crate::store::{AttemptReport, Outgoing};
+use crate::verdict::DeliverySeen;
 use lanes::client_builder;
 
 /// Bytes of an answer read at most; the rest is not needed for the excerpt.
@@ -55,6 +56,15 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let clock_started = Instant::now();
     let report = send(state, message_id, &outgoing).await;
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let judged = DeliverySeen {
+        message_id: message_id.to_string(),
+        endpoint_id: outgoing.endpoint_id.clone(),
+        at: started_at,
+        status: report.status,
+        timed_out: timed_out(&report),
+        duration_ms,
+        probe: None,
+    };
     let wake = {
         let mut store = state.store();
         store.record_attempt(message_id, trigger, started_at, duration_ms, report);
@@ -63,6 +73,18 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     if wake {
         state.worker_notify().notify_one();
     }
+    crate::routes::judged::delivery(state, &judged);
+}
+
+/// The error of an attempt the receiver did not answer in time.
+const NO_ANSWER: &str = "no answer within";
+
+/// Whether the receiver took the connection but did not answer in time.
+pub(crate) fn timed_out(report: &AttemptReport) -> bool {
+    report
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with(NO_ANSWER))
 }
 
 async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
@@ -143,7 +165,7 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
     let limit = state.config().delivery_timeout_seconds;
     match tokio::time::timeout(Duration::from_secs_f64(limit), exchange).await {
         Ok(answer) => answer.unwrap_or_else(|err| failed(transport_error(&err))),
-        Err(_) => failed(format!("no answer within {limit} s")),
+        Err(_) => failed(format!("{NO_ANSWER} {limit} s")),
     }
 }
 

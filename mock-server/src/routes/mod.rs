@@ -19,12 +19,14 @@ use crate::error::{ApiError, REQUEST, RequestContext, Window, new_request_id};
 use crate::extract::Caller;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
+use crate::verdict::Cut;
 
 pub mod account;
 pub mod billing;
 pub mod faults;
 pub mod files;
 pub mod generations;
+pub(crate) mod judged;
 pub mod meta;
 pub mod outputs;
 pub mod responses;
@@ -108,22 +110,30 @@ async fn service_middleware(
         .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
+    let sent = state.clock().edge_seconds();
+    let digest = judged::digest(&mut request);
+    let body_limit = state.config().body_limit_bytes;
 
     // One lock for the key, the faults, the limits and the response mode:
     // every request takes it.
-    let (caller, fault, decision, mode) = {
+    let (caller, fault, decision, mode, active) = {
         let mut store = state.store();
         let caller = authenticate(&store, request.headers());
         let user_id = match caller {
             Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
             _ => None,
         };
+        // The verdict's share of the general limit for a read.
+        let active = match user_id {
+            Some(user) if method == Method::GET => store.active_count(user),
+            _ => 0,
+        };
         let fault = store.take_fault(method.as_str(), &path, user_id);
         let decision = match fault {
             Some((_, Effect::Drop)) => None,
             _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
         };
-        (caller, fault, decision, store.responses())
+        (caller, fault, decision, store.responses(), active)
     };
     let user_id = match caller {
         Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
@@ -150,13 +160,24 @@ async fn service_middleware(
         error_code: None,
     };
     let Some(decision) = decision else {
+        judged::drain(request, body_limit).await;
+        let seen = judged::Edge {
+            sent,
+            answered: state.clock().edge_seconds(),
+            digest: digest.value(),
+            cut: Cut::Dropped,
+            ..judged::Edge::default()
+        };
+        let made = judged::judge(&state, &entry, &seen);
         state.log_request(entry);
+        judged::publish(&state, made);
         return faults::dropped();
     };
 
     let scale = state.clock().edge_scale();
     let mut response = match effect {
         Some(Effect::Error(ref error)) => {
+            judged::drain(request, body_limit).await;
             let error = ApiError::from(error.clone());
             REQUEST
                 .scope(ctx.clone(), async { error.into_response() })
@@ -166,6 +187,7 @@ async fn service_middleware(
             REQUEST.scope(ctx.clone(), next.run(request)).await
         }
         _ => {
+            judged::drain(request, body_limit).await;
             let error = ApiError::RateLimited {
                 message: decision.refusal_message(scale),
                 window: Some(Window {
@@ -206,7 +228,32 @@ async fn service_middleware(
     // The status is the one the service decided on, even when a fault then
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
+    let refused_here = (!decision.allowed && state.config().rate_limits && fault_free(&effect))
+        .then_some(decision.decided_by);
+    let seen = judged::Edge {
+        sent,
+        answered: state.clock().edge_seconds()
+            + match effect {
+                Some(Effect::Delay { seconds }) => seconds,
+                _ => 0.0,
+            },
+        digest: digest.value(),
+        cut: match effect {
+            Some(Effect::DropAfter) => Cut::DroppedAfter,
+            _ => Cut::No,
+        },
+        active,
+        ..judged::Edge::of(
+            &response,
+            method.as_str(),
+            &entry.path,
+            refused_here,
+            effect.is_some(),
+        )
+    };
+    let made = judged::judge(&state, &entry, &seen);
     state.log_request(entry);
+    judged::publish(&state, made);
     match effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {
@@ -215,4 +262,9 @@ async fn service_middleware(
         }
         _ => response,
     }
+}
+
+/// Whether no injected error answered in the service's stead.
+fn fault_free(effect: &Option<Effect>) -> bool {
+    !matches!(effect, Some(Effect::Error(_)))
 }
