@@ -36,6 +36,7 @@ mod worlds;
 
 pub use config::{ClockMode, Config, Responses};
 pub use control::deliveries::{Delivery, DeliveryAttempt};
+pub use delivery::probe::{ProbeOutcome, ProbeReport};
 pub use domain::UserId;
 pub use domain::auth::Scope;
 pub use domain::catalog::ModelState;

@@ -7,6 +7,7 @@ mod billing;
 pub(crate) mod deliveries;
 mod faults;
 mod users;
+mod verdict;
 
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
@@ -37,6 +38,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(users::router())
         .merge(faults::router())
         .merge(billing::router())
+        .merge(verdict::router())
         .merge(crate::snapshot::router())
         .route("/_mock/clock", get(get_clock))
         .route("/_mock/clock/advance", post(advance_clock))

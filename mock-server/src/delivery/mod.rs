@@ -4,6 +4,7 @@
 //! the receiver lives them.
 
 pub mod lanes;
+pub(crate) mod probe;
 pub mod resolve;
 
 use std::time::{Duration, Instant};
@@ -87,13 +88,41 @@ pub(crate) fn timed_out(report: &AttemptReport) -> bool {
         .is_some_and(|e| e.starts_with(NO_ANSWER))
 }
 
-async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
-    let failed = |error: String| AttemptReport {
+fn failed(error: String) -> AttemptReport {
+    AttemptReport {
         status: None,
         retry_after_secs: None,
         error: Some(error),
         body: Vec::new(),
+    }
+}
+
+async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
+    let Some(signer) = state
+        .deliverer()
+        .signer(&outgoing.endpoint_id, &outgoing.secret)
+    else {
+        return failed("the endpoint's secret cannot sign".into());
     };
+    // Receivers check the timestamp against their own clock, so it is wall-clock
+    // time even when the mock's clock is manual or scaled.
+    let timestamp = Utc::now().timestamp();
+    let id = message_id.to_string();
+    let Ok(signature) = signer.sign(&id, timestamp, &outgoing.payload) else {
+        return failed("signing failed".into());
+    };
+    post(state, outgoing, &id, timestamp, signature).await
+}
+
+/// POSTs `outgoing` with the `webhook-*` headers given, and waits for the
+/// answer within the delivery time-out.
+pub(crate) async fn post(
+    state: &AppState,
+    outgoing: &Outgoing,
+    id: &str,
+    timestamp: i64,
+    signature: String,
+) -> AttemptReport {
     // The address is checked again at delivery: a name may have come to
     // resolve to a private address since the endpoint was created.
     let deliverer = state.deliverer();
@@ -105,16 +134,6 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
             Ok(checked) => checked,
             Err(refused) => return failed(format!("address refused: {refused}")),
         };
-    let Some(signer) = deliverer.signer(&outgoing.endpoint_id, &outgoing.secret) else {
-        return failed("the endpoint's secret cannot sign".into());
-    };
-    // Receivers check the timestamp against their own clock, so it is wall-clock
-    // time even when the mock's clock is manual or scaled.
-    let timestamp = Utc::now().timestamp();
-    let id = message_id.to_string();
-    let Ok(signature) = signer.sign(&id, timestamp, &outgoing.payload) else {
-        return failed("signing failed".into());
-    };
     let client = match pinned {
         // Connect to the address that was checked, not to a fresh lookup.
         Some((host, addr)) => match client_builder().resolve(&host, addr).build() {
@@ -126,7 +145,7 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
     let mut request = client
         .post(url)
         .header("content-type", "application/json")
-        .header(webhook_verify::HEADER_WEBHOOK_ID, &id)
+        .header(webhook_verify::HEADER_WEBHOOK_ID, id)
         .header(
             webhook_verify::HEADER_WEBHOOK_TIMESTAMP,
             timestamp.to_string(),

@@ -2,7 +2,6 @@
 //! (`POST /_mock/probes/webhooks`).
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::findings::{Findings, Made};
 use super::rules::Rule;
@@ -12,8 +11,7 @@ use super::rules::Rule;
 pub(crate) const SLOW_MS: u64 = 2000;
 
 /// A delivery the receiver cannot be trusted to take: each probe tests one rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Probe {
     /// Signed with another key.
     BadSignature,
@@ -21,6 +19,20 @@ pub(crate) enum Probe {
     StaleTimestamp,
     /// An acknowledged message again: same `webhook-id`, fresh timestamp and signature.
     Duplicate,
+}
+
+impl Probe {
+    /// The probes, in the order they are listed.
+    pub(crate) const ALL: [Self; 3] = [Self::BadSignature, Self::StaleTimestamp, Self::Duplicate];
+
+    /// The probe's name in the control API.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::BadSignature => "bad_signature",
+            Self::StaleTimestamp => "stale_timestamp",
+            Self::Duplicate => "duplicate",
+        }
+    }
 }
 
 /// One delivery attempt as the receiver answered it.

@@ -29,6 +29,7 @@ mod receiver;
 mod security;
 mod shutdown;
 mod snapshots;
+mod verdict;
 mod webhooks;
 mod worlds;
 
