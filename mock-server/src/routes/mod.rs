@@ -110,8 +110,9 @@ async fn service_middleware(
         .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
+    let judging = state.config().verdict;
     let sent = state.clock().edge_seconds();
-    let digest = judged::digest(&mut request);
+    let digest = judging.then(|| judged::digest(&mut request));
     let body_limit = state.config().body_limit_bytes;
 
     // One lock for the key, the faults, the limits and the response mode:
@@ -160,15 +161,20 @@ async fn service_middleware(
         error_code: None,
     };
     let Some(decision) = decision else {
-        judged::drain(request, body_limit).await;
-        let seen = judged::Edge {
-            sent,
-            answered: state.clock().edge_seconds(),
-            digest: digest.value(),
-            cut: Cut::Dropped,
-            ..judged::Edge::default()
+        let made = match digest {
+            Some(digest) => {
+                judged::drain(request, body_limit).await;
+                let seen = judged::Edge {
+                    sent,
+                    answered: state.clock().edge_seconds(),
+                    digest: digest.value(),
+                    cut: Cut::Dropped,
+                    ..judged::Edge::default()
+                };
+                judged::judge(&state, &entry, &seen)
+            }
+            None => Vec::new(),
         };
-        let made = judged::judge(&state, &entry, &seen);
         state.log_request(entry);
         judged::publish(&state, made);
         return faults::dropped();
@@ -177,7 +183,9 @@ async fn service_middleware(
     let scale = state.clock().edge_scale();
     let mut response = match effect {
         Some(Effect::Error(ref error)) => {
-            judged::drain(request, body_limit).await;
+            if judging {
+                judged::drain(request, body_limit).await;
+            }
             let error = ApiError::from(error.clone());
             REQUEST
                 .scope(ctx.clone(), async { error.into_response() })
@@ -187,7 +195,9 @@ async fn service_middleware(
             REQUEST.scope(ctx.clone(), next.run(request)).await
         }
         _ => {
-            judged::drain(request, body_limit).await;
+            if judging {
+                judged::drain(request, body_limit).await;
+            }
             let error = ApiError::RateLimited {
                 message: decision.refusal_message(scale),
                 window: Some(Window {
@@ -228,30 +238,36 @@ async fn service_middleware(
     // The status is the one the service decided on, even when a fault then
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
-    let refused_here = (!decision.allowed && state.config().rate_limits && fault_free(&effect))
-        .then_some(decision.decided_by);
-    let seen = judged::Edge {
-        sent,
-        answered: state.clock().edge_seconds()
-            + match effect {
-                Some(Effect::Delay { seconds }) => seconds,
-                _ => 0.0,
-            },
-        digest: digest.value(),
-        cut: match effect {
-            Some(Effect::DropAfter) => Cut::DroppedAfter,
-            _ => Cut::No,
-        },
-        active,
-        ..judged::Edge::of(
-            &response,
-            method.as_str(),
-            &entry.path,
-            refused_here,
-            effect.is_some(),
-        )
+    let made = match digest {
+        Some(digest) => {
+            let injected = matches!(effect, Some(Effect::Error(_)));
+            let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
+                .then_some(decision.decided_by);
+            let seen = judged::Edge {
+                sent,
+                answered: state.clock().edge_seconds()
+                    + match effect {
+                        Some(Effect::Delay { seconds }) => seconds,
+                        _ => 0.0,
+                    },
+                digest: digest.value(),
+                cut: match effect {
+                    Some(Effect::DropAfter) => Cut::DroppedAfter,
+                    _ => Cut::No,
+                },
+                active,
+                ..judged::Edge::of(
+                    &response,
+                    method.as_str(),
+                    &entry.path,
+                    refused_here,
+                    injected,
+                )
+            };
+            judged::judge(&state, &entry, &seen)
+        }
+        None => Vec::new(),
     };
-    let made = judged::judge(&state, &entry, &seen);
     state.log_request(entry);
     judged::publish(&state, made);
     match effect {
@@ -262,9 +278,4 @@ async fn service_middleware(
         }
         _ => response,
     }
-}
-
-/// Whether no injected error answered in the service's stead.
-fn fault_free(effect: &Option<Effect>) -> bool {
-    !matches!(effect, Some(Effect::Error(_)))
 }

@@ -107,7 +107,7 @@ pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Vec<usize> 
                 subject: format!("endpoint {}", seen.endpoint_id),
                 at: seen.at,
                 ids: &[seen.message_id.as_str()],
-                message,
+                message: &|| message.clone(),
             })]
         })
         .unwrap_or_default()

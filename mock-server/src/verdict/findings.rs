@@ -28,7 +28,8 @@ pub(super) struct Made<'a> {
     pub subject: String,
     pub at: DateTime<Utc>,
     pub ids: &'a [&'a str],
-    pub message: String,
+    /// What happened, in words: written only for a new finding.
+    pub message: &'a dyn Fn() -> String,
 }
 
 impl Findings {
@@ -57,7 +58,7 @@ impl Findings {
         self.list.push(Finding {
             rule: made.rule.id().to_owned(),
             severity: made.rule.severity(),
-            message: made.message,
+            message: (made.message)(),
             document_rule: made.rule.document_rule().to_owned(),
             advice: made.rule.advice().to_owned(),
             request_ids: made

@@ -296,7 +296,7 @@ impl Requests {
         let identity = self.identity(seen);
         let client = seen.client();
         let mut made = Vec::new();
-        let mut find = |rule: Rule, subject: String, ids: &[&str], message: String| {
+        let mut find = |rule: Rule, subject: String, ids: &[&str], message: &dyn Fn() -> String| {
             made.push(findings.make(Made {
                 rule,
                 subject,
@@ -322,20 +322,19 @@ impl Requests {
                     Rule::CreateRetryNewKey,
                     client.to_string(),
                     &[&p.id, seen.id],
-                    format!(
-                        "POST /v1/generations was sent again after {outcome} with {with}: the service may charge twice"
-                    ),
+                    &|| {
+                        format!(
+                            "POST /v1/generations was sent again after {outcome} with {with}: the service may charge twice"
+                        )
+                    },
                 );
             } else if seen.unsafe_to_repeat() {
-                find(
-                    Rule::UnsafeRepeat,
-                    on_route(),
-                    &[&p.id, seen.id],
+                find(Rule::UnsafeRepeat, on_route(), &[&p.id, seen.id], &|| {
                     format!(
                         "{} {} was sent again with the same body after {outcome}: it may have acted twice",
                         seen.method, seen.path
-                    ),
-                );
+                    )
+                });
             }
         }
 
@@ -344,7 +343,9 @@ impl Requests {
                 Rule::CreateWithoutKey,
                 client.to_string(),
                 &[seen.id],
-                "POST /v1/generations was sent without an Idempotency-Key: a retry of it could charge twice".to_owned(),
+                &|| {
+                    "POST /v1/generations was sent without an Idempotency-Key: a retry of it could charge twice".to_owned()
+                },
             );
         }
 
@@ -369,13 +370,15 @@ impl Requests {
                     Rule::RetryBeforeRetryAfter,
                     format!("{client}: {limit}"),
                     &[&closed.id, seen.id],
-                    format!(
-                        "{} {} was sent {:.2} s after a 429 of {limit} whose retry-after was {} s",
-                        seen.method,
-                        seen.path,
-                        waited.max(0.0),
-                        closed.retry_after
-                    ),
+                    &|| {
+                        format!(
+                            "{} {} was sent {:.2} s after a 429 of {limit} whose retry-after was {} s",
+                            seen.method,
+                            seen.path,
+                            waited.max(0.0),
+                            closed.retry_after
+                        )
+                    },
                 );
             }
         }
@@ -401,10 +404,12 @@ impl Requests {
                     Rule::RetryWithoutBackoff,
                     on_route(),
                     &[&p.id, seen.id],
-                    format!(
-                        "{} {} was sent a {}th time after {code}: more than {MAX_ATTEMPTS} attempts",
-                        seen.method, seen.path, chain.attempts
-                    ),
+                    &|| {
+                        format!(
+                            "{} {} was sent a {}th time after {code}: more than {MAX_ATTEMPTS} attempts",
+                            seen.method, seen.path, chain.attempts
+                        )
+                    },
                 );
             } else if !chain.judged && chain.free_delays.len() >= JUDGED_RETRIES {
                 chain.judged = true;
@@ -418,12 +423,14 @@ impl Requests {
                         Rule::RetryWithoutBackoff,
                         on_route(),
                         &[&p.id, seen.id],
-                        format!(
-                            "{} {} was retried after {code} with delays of {} s that do not grow",
-                            seen.method,
-                            seen.path,
-                            delays.join(", ")
-                        ),
+                        &|| {
+                            format!(
+                                "{} {} was retried after {code} with delays of {} s that do not grow",
+                                seen.method,
+                                seen.path,
+                                delays.join(", ")
+                            )
+                        },
                     );
                 }
             }
@@ -442,10 +449,12 @@ impl Requests {
                     Rule::ConcurrencyRetryLoop,
                     client.to_string(),
                     &[&full.id, seen.id],
-                    format!(
-                        "POST /v1/generations was sent {:.2} s after the 429 of 5 active tasks, before any of them ended",
-                        seen.sent - full.answered
-                    ),
+                    &|| {
+                        format!(
+                            "POST /v1/generations was sent {:.2} s after the 429 of 5 active tasks, before any of them ended",
+                            seen.sent - full.answered
+                        )
+                    },
                 );
             }
         }
@@ -461,12 +470,14 @@ impl Requests {
                     Rule::RepeatFinalError,
                     on_route(),
                     &[&p.id, seen.id],
-                    format!(
-                        "{} {} was sent again unchanged after {}, which a retry does not fix",
-                        seen.method,
-                        seen.path,
-                        p.answer()
-                    ),
+                    &|| {
+                        format!(
+                            "{} {} was sent again unchanged after {}, which a retry does not fix",
+                            seen.method,
+                            seen.path,
+                            p.answer()
+                        )
+                    },
                 );
             }
         }
@@ -481,9 +492,11 @@ impl Requests {
                     Rule::ReadAfterFinal,
                     client.to_string(),
                     &[seen.id],
-                    format!(
-                        "generation {generation} was read again after an answer showed it in a final state"
-                    ),
+                    &|| {
+                        format!(
+                            "generation {generation} was read again after an answer showed it in a final state"
+                        )
+                    },
                 );
             } else if seen.status == Some(200) {
                 let mut reads = self.reads.remove(&key).unwrap_or_default();
@@ -496,16 +509,13 @@ impl Requests {
                 }
                 let allowed = poll_allowance(seen.active);
                 if reads.len() > allowed {
-                    find(
-                        Rule::PollRate,
-                        client.to_string(),
-                        &[seen.id],
+                    find(Rule::PollRate, client.to_string(), &[seen.id], &|| {
                         format!(
                             "generation {generation} was read {} times within 60 s while the user had {} active task(s): more than {allowed}, its share of the general limit of {GENERAL_MAX} a minute",
                             reads.len(),
                             seen.active.max(1)
-                        ),
-                    );
+                        )
+                    });
                 }
                 if seen.shown.is_some_and(|s| s.final_state.is_some()) {
                     self.ended.insert(key, ());
