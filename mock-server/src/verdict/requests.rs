@@ -23,6 +23,8 @@ const SLACK: f64 = 0.01;
 /// have been on its way before the client read the 429. A repeat of the
 /// refused request itself gets no such grace.
 const GRACE: f64 = 0.25;
+/// The first delay the document recommends before a retry (Limits, rule 5).
+const FIRST_DELAY: f64 = 1.0;
 /// Attempts of one request the document allows (Limits, rule 5).
 const MAX_ATTEMPTS: u32 = 5;
 /// Retries before the delays between them are judged.
@@ -249,6 +251,9 @@ struct Full {
     request: u64,
     answered: f64,
     active: Vec<Uuid>,
+    /// How long the create it answered waited after the 429 before it (0
+    /// for the first).
+    waited: f64,
 }
 
 #[derive(Debug)]
@@ -436,31 +441,49 @@ impl Requests {
             }
         }
 
-        // A create while the user's 5 tasks are all still active.
+        // A create while the user's 5 tasks are all still active, in a loop:
+        // sooner than the first delay the document recommends, or at a pace
+        // that does not slow down. A client that cannot see the tasks that
+        // hold the slots (another process made them) can only try again; one
+        // that backs off is not looping.
+        let mut full_wait = None;
         if seen.is_create()
             && let Some(user) = seen.user
             && let Some(full) = self.full.get(&user).cloned()
             && seen.sent >= full.answered
         {
+            let waited = seen.sent - full.answered;
             if facts.any_ended(&full.active) {
                 self.full.remove(&user);
-            } else if full.request == identity || seen.sent - full.answered > GRACE {
-                find(
-                    Rule::ConcurrencyRetryLoop,
-                    client.to_string(),
-                    &[&full.id, seen.id],
-                    &|| {
-                        format!(
-                            "POST /v1/generations was sent {:.2} s after the 429 of 5 active tasks, before any of them ended",
-                            seen.sent - full.answered
-                        )
-                    },
-                );
+            } else {
+                full_wait = Some(waited);
+                let looping = waited < FIRST_DELAY - SLACK || waited < full.waited + GROWTH_NOISE;
+                if looping && (full.request == identity || waited > GRACE) {
+                    find(
+                        Rule::ConcurrencyRetryLoop,
+                        client.to_string(),
+                        &[&full.id, seen.id],
+                        &|| {
+                            let before = if full.waited > 0.0 {
+                                format!(", after a wait of {:.2} s before", full.waited)
+                            } else {
+                                String::new()
+                            };
+                            format!(
+                                "POST /v1/generations was sent {waited:.2} s after the 429 of 5 active tasks, before any of them ended{before}"
+                            )
+                        },
+                    );
+                }
             }
         }
 
-        // The same request after an answer a retry does not fix.
-        if let Some(p) = prev.as_ref().filter(|p| p.final_error()) {
+        // The same request after an answer a retry does not fix, answered the
+        // same again: had the client fixed what was wrong elsewhere (its
+        // requisites, a model's state, its balance), the answer would differ.
+        if let Some(p) = prev.as_ref().filter(|p| {
+            p.final_error() && p.status == seen.status && p.code.as_deref() == seen.code
+        }) {
             let topped_up = match (p.available, seen.user) {
                 (Some(before), Some(user)) => facts.available(user) > before,
                 _ => false,
@@ -525,7 +548,7 @@ impl Requests {
             }
         }
 
-        self.remember(seen, identity, chain, client, facts);
+        self.remember(seen, identity, chain, client, full_wait, facts);
         made
     }
 
@@ -536,6 +559,7 @@ impl Requests {
         identity: u64,
         chain: Chain,
         client: Client,
+        full_wait: Option<f64>,
         facts: &dyn Facts,
     ) {
         if seen.status == Some(429) && seen.code == Some("RATE_LIMIT_ERROR") {
@@ -558,6 +582,7 @@ impl Requests {
                                 request: identity,
                                 answered: seen.answered,
                                 active: facts.active_tasks(user),
+                                waited: full_wait.unwrap_or(0.0),
                             },
                         );
                     }

@@ -311,6 +311,42 @@ fn a_create_again_before_any_active_task_ended_is_named() {
 }
 
 #[test]
+fn creates_again_with_growing_waits_while_foreign_tasks_hold_the_slots_are_fine() {
+    let store = Store {
+        active: vec![Uuid::from_u128(1)],
+        ..Store::default()
+    };
+    let full = |n, at| answered(create(n, Some("k1"), at), 429, "RATE_LIMIT_ERROR");
+    // Waits of 1, 1.5 and 2.25 s, as the SDK's batch takes them.
+    let backing_off = vec![full(1, 0.0), full(2, 1.01), full(3, 2.52), full(4, 4.78)];
+    assert!(named(backing_off, &store).is_empty());
+    // A fixed pace of 2 s is a loop.
+    let fixed = vec![full(1, 0.0), full(2, 2.01), full(3, 4.02)];
+    assert_eq!(violations(fixed, &store), ["concurrency-retry-loop"]);
+}
+
+#[test]
+fn a_request_that_fixed_what_was_wrong_elsewhere_is_no_repeat() {
+    let store = Store::default();
+    let found = named(
+        vec![
+            answered(
+                request(1, "POST", "/v1/billing/invoices", 0.0),
+                400,
+                "VALIDATION_ERROR",
+            ),
+            // The requisites were set meanwhile: the same body now succeeds.
+            Seen {
+                status: Some(201),
+                ..request(2, "POST", "/v1/billing/invoices", 1.0)
+            },
+        ],
+        &store,
+    );
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
 fn a_create_again_once_a_task_ended_is_fine() {
     let store = Store {
         active: vec![Uuid::from_u128(1)],
