@@ -33,11 +33,20 @@ fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
 
 /// The digest of a request's query and of the body bytes read so far.
 #[derive(Debug, Clone)]
-pub(crate) struct Digest(Arc<AtomicU64>);
+pub(crate) enum Digest {
+    /// A request without a body: its query's, known at once (no allocation
+    /// on the reads, the most frequent requests).
+    Query(u64),
+    /// Fed by the body as the handler reads it.
+    Body(Arc<AtomicU64>),
+}
 
 impl Digest {
     pub(crate) fn value(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        match self {
+            Self::Query(digest) => *digest,
+            Self::Body(digest) => digest.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -45,19 +54,20 @@ impl Digest {
 /// body (not `GET` or `HEAD`) gets a body that digests each chunk on its way.
 pub(crate) fn digest(request: &mut Request) -> Digest {
     let seed = fnv(FNV_OFFSET, request.uri().query().unwrap_or("").as_bytes());
-    let digest = Arc::new(AtomicU64::new(seed));
-    if !matches!(*request.method(), Method::GET | Method::HEAD) {
-        let body = std::mem::take(request.body_mut());
-        let feed = digest.clone();
-        *request.body_mut() = Body::from_stream(body.into_data_stream().map(move |chunk| {
-            if let Ok(bytes) = &chunk {
-                // One reader at a time: the load and the store cannot interleave.
-                feed.store(fnv(feed.load(Ordering::Relaxed), bytes), Ordering::Relaxed);
-            }
-            chunk
-        }));
+    if matches!(*request.method(), Method::GET | Method::HEAD) {
+        return Digest::Query(seed);
     }
-    Digest(digest)
+    let digest = Arc::new(AtomicU64::new(seed));
+    let body = std::mem::take(request.body_mut());
+    let feed = digest.clone();
+    *request.body_mut() = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            // One reader at a time: the load and the store cannot interleave.
+            feed.store(fnv(feed.load(Ordering::Relaxed), bytes), Ordering::Relaxed);
+        }
+        chunk
+    }));
+    Digest::Body(digest)
 }
 
 /// Reads the body of a request no handler will read (refused by a limit or a
