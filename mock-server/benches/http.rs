@@ -11,6 +11,10 @@
 //! Rate limits are off. Creates go to 2,000 users chosen at random by the wrk
 //! script, and the clock runs a million times faster, so tasks finish at once
 //! and the concurrency cap does not turn the run into a 429 benchmark.
+//!
+//! The same two routes are measured on a second mock without the verdict's
+//! bookkeeping (`Config::verdict` off), interleaved in the same rounds: the
+//! ratio is what the verdict costs the request path.
 
 mod common;
 
@@ -92,6 +96,88 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// One mock under test: its address, its users' keys and its wrk scripts.
+struct Target {
+    mock: MockServer,
+    keys: Vec<String>,
+    get_script: std::path::PathBuf,
+    post_script: std::path::PathBuf,
+}
+
+impl Target {
+    async fn start(verdict: bool, dir: &std::path::Path) -> Self {
+        let mock = MockServer::builder()
+            .real_clock(1_000_000.0)
+            .rate_limits(false)
+            .queue_seconds(0.0)
+            .config(|c| c.verdict = verdict)
+            .start()
+            .await;
+        let keys: Vec<String> = (0..USERS)
+            .map(|_| mock.create_user(1e9).unwrap().api_key)
+            .collect();
+        let name = if verdict { "on" } else { "off" };
+        let get_script = dir.join(format!("get-{name}.lua"));
+        std::fs::write(
+            &get_script,
+            format!("wrk.headers[\"Authorization\"] = \"Bearer {}\"\n", keys[0]),
+        )
+        .expect("script");
+        let post_script = dir.join(format!("post-{name}.lua"));
+        let mut lua = std::fs::File::create(&post_script).expect("script");
+        writeln!(lua, "local keys = {{").expect("write");
+        for key in &keys {
+            writeln!(lua, "  \"{key}\",").expect("write");
+        }
+        writeln!(
+            lua,
+            "}}\nwrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             wrk.body = '{{\"modelSlug\":\"flux-schnell\",\"prompt\":\"a lighthouse at dusk\",\"params\":{{\"aspect_ratio\":\"16:9\"}}}}'\n\
+             request = function()\n  wrk.headers[\"Authorization\"] = \"Bearer \" .. keys[math.random(#keys)]\n  return wrk.format()\nend"
+        )
+        .expect("write");
+        Self {
+            mock,
+            keys,
+            get_script,
+            post_script,
+        }
+    }
+
+    /// A generation to read, made anew for each round: the creates of the
+    /// round before push older ones out of the mock's retention bound.
+    async fn fresh_generation(&self) -> String {
+        let created: Value = reqwest::Client::new()
+            .post(format!("{}/v1/generations", self.mock.uri()))
+            .bearer_auth(&self.keys[0])
+            .json(&json!({"modelSlug": "flux-schnell", "prompt": "a lighthouse at dusk", "params": {"aspect_ratio": "16:9"}}))
+            .send()
+            .await
+            .expect("create")
+            .json()
+            .await
+            .expect("json");
+        created["id"].as_str().expect("id").to_owned()
+    }
+
+    /// One round of GET and POST: requests per second and the share refused.
+    fn round(&self, generation_id: &str, seconds: u64) -> [(f64, f64); 2] {
+        let base = self.mock.uri();
+        [
+            wrk(
+                &format!("{base}/v1/generations/{generation_id}"),
+                seconds,
+                Some(&self.get_script),
+            ),
+            wrk(
+                &format!("{base}/v1/generations"),
+                seconds,
+                Some(&self.post_script),
+            ),
+        ]
+    }
+}
+
 fn main() {
     let seconds = common::env_number("MEDIAGEN_BENCH_SECONDS", 3);
     let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 7) as usize;
@@ -99,69 +185,26 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-
-    let (mock, bare_addr, keys) = runtime.block_on(async {
-        let mock = MockServer::builder()
-            .real_clock(1_000_000.0)
-            .rate_limits(false)
-            .queue_seconds(0.0)
-            .start()
-            .await;
-        let keys: Vec<String> = (0..USERS)
-            .map(|_| mock.create_user(1e9).unwrap().api_key)
-            .collect();
-        let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
-        let bare_addr = serve(bare).await;
-        (mock, bare_addr, keys)
-    });
-    let mock_addr = mock.address();
-    // A generation to read, made anew for each round: the creates of the round
-    // before push older ones out of the mock's retention bound.
-    let fresh_generation = || -> String {
-        runtime.block_on(async {
-            let created: Value = reqwest::Client::new()
-                .post(format!("http://{mock_addr}/v1/generations"))
-                .bearer_auth(&keys[0])
-                .json(&json!({"modelSlug": "flux-schnell", "prompt": "a lighthouse at dusk", "params": {"aspect_ratio": "16:9"}}))
-                .send()
-                .await
-                .expect("create")
-                .json()
-                .await
-                .expect("json");
-            created["id"].as_str().expect("id").to_owned()
-        })
-    };
-
     let dir = std::env::temp_dir().join(format!("mediagen-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let get_script = dir.join("get.lua");
-    std::fs::write(
-        &get_script,
-        format!("wrk.headers[\"Authorization\"] = \"Bearer {}\"\n", keys[0]),
-    )
-    .expect("script");
-    let post_script = dir.join("post.lua");
-    let mut lua = std::fs::File::create(&post_script).expect("script");
-    writeln!(lua, "local keys = {{").expect("write");
-    for key in &keys {
-        writeln!(lua, "  \"{key}\",").expect("write");
-    }
-    writeln!(
-        lua,
-        "}}\nwrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
-         wrk.body = '{{\"modelSlug\":\"flux-schnell\",\"prompt\":\"a lighthouse at dusk\",\"params\":{{\"aspect_ratio\":\"16:9\"}}}}'\n\
-         request = function()\n  wrk.headers[\"Authorization\"] = \"Bearer \" .. keys[math.random(#keys)]\n  return wrk.format()\nend"
-    )
-    .expect("write");
-    drop(lua);
+
+    // The mock as it runs (the verdict's bookkeeping on), and the same mock
+    // without the verdict: its cost on the request path, in the same run.
+    let (on, off, bare_addr) = runtime.block_on(async {
+        let on = Target::start(true, &dir).await;
+        let off = Target::start(false, &dir).await;
+        let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
+        (on, off, serve(bare).await)
+    });
 
     let (mut bare, mut get_rps, mut post_rps, mut post_refused) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut get_refused = Vec::new();
+    let (mut get_off, mut post_off) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let generation_id = fresh_generation();
-        // Interleaved, so that noise on the shared machine hits all three alike.
+        let generation_id = runtime.block_on(on.fresh_generation());
+        let generation_off = runtime.block_on(off.fresh_generation());
+        // Interleaved, so that noise on the shared machine hits all alike.
         bare.push(
             wrk(
                 &format!("http://{bare_addr}/v1/generations/{generation_id}"),
@@ -170,25 +213,17 @@ fn main() {
             )
             .0,
         );
-        let (rps, refused) = wrk(
-            &format!("http://{mock_addr}/v1/generations/{generation_id}"),
-            seconds,
-            Some(&get_script),
-        );
-        get_rps.push(rps);
-        get_refused.push(refused);
-        let (rps, refused) = wrk(
-            &format!("http://{mock_addr}/v1/generations"),
-            seconds,
-            Some(&post_script),
-        );
-        post_rps.push(rps);
-        post_refused.push(refused);
+        let [(get, get_no), (post, post_no)] = on.round(&generation_id, seconds);
+        let [(get_base, _), (post_base, _)] = off.round(&generation_off, seconds);
+        get_rps.push(get);
+        get_refused.push(get_no);
+        post_rps.push(post);
+        post_refused.push(post_no);
+        get_off.push(get_base);
+        post_off.push(post_base);
         eprintln!(
-            "round {round}/{rounds}: bare {:.0}, GET {:.0}, POST {:.0} req/s",
+            "round {round}/{rounds}: bare {:.0}, GET {get:.0} (no verdict {get_base:.0}), POST {post:.0} (no verdict {post_base:.0}) req/s",
             bare[round - 1],
-            get_rps[round - 1],
-            rps
         );
     }
     std::fs::remove_dir_all(&dir).ok();
@@ -196,9 +231,12 @@ fn main() {
     // Each round's ratio is taken against the bare handler of the same round,
     // seconds apart: the host's noise moves both, so the median ratio holds still
     // where the medians of the rates alone need not come from one moment.
-    let ratio = |rates: &[f64]| median(rates.iter().zip(&bare).map(|(r, b)| r / b).collect());
-    let (get_ratio, post_ratio) = (ratio(&get_rps), ratio(&post_rps));
+    let ratio =
+        |rates: &[f64], base: &[f64]| median(rates.iter().zip(base).map(|(r, b)| r / b).collect());
+    let (get_ratio, post_ratio) = (ratio(&get_rps, &bare), ratio(&post_rps, &bare));
+    let (get_cost, post_cost) = (ratio(&get_rps, &get_off), ratio(&post_rps, &post_off));
     let (bare, get, post) = (median(bare), median(get_rps), median(post_rps));
+    let (get_off, post_off) = (median(get_off), median(post_off));
     println!(
         "| target (wrk -t2 -c32, {seconds} s × {rounds} rounds, median) | requests/s | vs bare axum (median of the rounds' ratios) |"
     );
@@ -212,5 +250,14 @@ fn main() {
         "| mock POST /v1/generations ({USERS} users, {:.1}% non-2xx) | {post:.0} | {:.2} |",
         100.0 * median(post_refused),
         post_ratio
+    );
+    println!();
+    println!(
+        "| the verdict's bookkeeping (same run) | without, requests/s | with / without (median of the rounds' ratios) |"
+    );
+    println!("|---|---:|---:|");
+    println!("| GET /v1/generations/{{id}} | {get_off:.0} | {get_cost:.3} |");
+    println!(
+        "| POST /v1/generations (no Idempotency-Key: one advice per create) | {post_off:.0} | {post_cost:.3} |"
     );
 }

@@ -7,6 +7,8 @@ export declare const ENV: {
   readonly log: "MEDIAGEN_MOCK_LOG";
   readonly adminToken: "MEDIAGEN_MOCK_CONTROL_TOKEN";
   readonly binary: "MEDIAGEN_MOCK_BIN";
+  /** `strict`: `worldPerTest` fails a test whose world ends with a violation. */
+  readonly verdict: "MEDIAGEN_MOCK_VERDICT";
 };
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
@@ -337,7 +339,51 @@ export declare class MockControl {
   deleteWorld(id: string): Promise<void>;
   /** `GET /_mock/events`: the world's live journal from now on. */
   streamEvents(): Promise<EventStream>;
+  /** `GET /_mock/verdict`: where the world's client breaks the service's rules. */
+  getVerdict(): Promise<Verdict>;
+  /** `DELETE /_mock/verdict`: the verdict starts over. */
+  resetVerdict(): Promise<void>;
+  /** `POST /_mock/probes/webhooks`: three probes of an endpoint's receiver, and how it answered each. */
+  probeWebhooks(endpointId: string): Promise<ProbeReport>;
 }
+
+/** One way the client breaks, or strays from, a rule of the service document. */
+export interface Finding {
+  /** The rule's id, such as `create-retry-new-key` (a later mock may add ids). */
+  rule: string;
+  severity: "violation" | "advice";
+  message: string;
+  documentRule: string;
+  advice: string;
+  /** The first requests (or webhook messages) that show it. */
+  requestIds: string[];
+  firstAt: string;
+  count: number;
+}
+
+/** The verdict on a world's client: `clean` when no finding is a violation. */
+export interface Verdict {
+  clean: boolean;
+  findings: Finding[];
+  checked: { requests: number; deliveries: number };
+}
+
+/** How a receiver answered the probes of `probeWebhooks`. */
+export interface ProbeReport {
+  endpointId: string;
+  repeatedMessageId: string | null;
+  probes: {
+    probe: "bad_signature" | "stale_timestamp" | "duplicate";
+    webhookId: string;
+    status: number | null;
+    error: string | null;
+    durationMs: number;
+    passed: boolean;
+  }[];
+}
+
+/** A verdict's findings in words, violations first. */
+export declare function verdictText(verdict: Verdict): string;
 
 /**
  * One event of the live journal: `type` is `request`, `fault`, `generation`,
@@ -367,6 +413,8 @@ export declare class World extends MockControl {
   readonly apiKey: string | undefined;
   /** Ends the world. */
   delete(): Promise<void>;
+  /** The verdict on the world's client: the same as `getVerdict()`. */
+  verdict(): Promise<Verdict>;
 }
 
 /** A mock that is already running, shared through the environment by a global setup. */
@@ -458,6 +506,12 @@ export interface WorldPerTestOptions {
   world?: WorldSettings;
   /** Options of the mock started when no global setup shares one. */
   mock?: StartOptions;
+  /**
+   * `"strict"`: a test whose world ends with a violation in the mock's verdict
+   * fails, listing the findings (also when `MEDIAGEN_MOCK_VERDICT=strict`, as
+   * `setupMock({ verdict: "strict" })` sets it).
+   */
+  verdict?: "strict" | "off";
 }
 
 export interface MockWorlds {

@@ -17,6 +17,7 @@ export const ENV = Object.freeze({
   log: "MEDIAGEN_MOCK_LOG",
   adminToken: "MEDIAGEN_MOCK_CONTROL_TOKEN",
   binary: "MEDIAGEN_MOCK_BIN",
+  verdict: "MEDIAGEN_MOCK_VERDICT",
 });
 
 const LISTENING = "mediagen-mock listening on ";
@@ -57,6 +58,9 @@ export const OPERATIONS = Object.freeze({
   listWorlds: ["GET", "/_mock/worlds"],
   deleteWorld: ["DELETE", "/_mock/worlds/{id}"],
   streamEvents: ["GET", "/_mock/events"],
+  getVerdict: ["GET", "/_mock/verdict"],
+  resetVerdict: ["DELETE", "/_mock/verdict"],
+  probeWebhooks: ["POST", "/_mock/probes/webhooks"],
 });
 
 /** An error answer of the control API, with the service's envelope. */
@@ -183,6 +187,15 @@ export class MockControl {
   async streamEvents() {
     return new EventStream(await send(this, "streamEvents", {}, undefined, "text/event-stream"));
   }
+  getVerdict() {
+    return call(this, "getVerdict");
+  }
+  async resetVerdict() {
+    await call(this, "resetVerdict");
+  }
+  probeWebhooks(endpointId) {
+    return call(this, "probeWebhooks", {}, { endpointId });
+  }
 }
 
 /** Sends one control operation; the JSON answer, or undefined for an empty one. */
@@ -268,6 +281,11 @@ export class World extends MockControl {
   /** Ends the world (`deleteWorld` on the server that made it). */
   delete() {
     return this.#parent.deleteWorld(this.id);
+  }
+
+  /** The verdict on the world's client: the same as `getVerdict()`. */
+  verdict() {
+    return this.getVerdict();
   }
 }
 
@@ -601,7 +619,8 @@ export async function failureReport(world, server = world, { logLines = 40 } = {
  * one for this file. A failing test gets the world's request log and the
  * mock's log in its output.
  */
-export function worldPerTest(hooks, { world: settings = {}, mock: options = {} } = {}) {
+export function worldPerTest(hooks, { world: settings = {}, mock: options = {}, verdict } = {}) {
+  const strict = (verdict ?? process.env[ENV.verdict]) === "strict";
   const before = hooks.before ?? hooks.beforeAll;
   const after = hooks.after ?? hooks.afterAll;
   let server;
@@ -627,8 +646,13 @@ export function worldPerTest(hooks, { world: settings = {}, mock: options = {} }
       // node:test escapes a new line inside one diagnostic: one per line.
       if (typeof context?.diagnostic === "function") for (const line of report.split("\n")) context.diagnostic(line);
       else console.error(report);
+      await world.delete();
+      return;
     }
+    // Read before the world goes; a hook that throws fails its test.
+    const judged = strict ? await world.getVerdict() : undefined;
     await world.delete();
+    if (judged && !judged.clean) throw new Error(verdictText(judged));
   });
   after(async () => {
     await own?.stop();
@@ -645,6 +669,20 @@ export function worldPerTest(hooks, { world: settings = {}, mock: options = {} }
       return server;
     },
   };
+}
+
+/** A verdict's findings in words, violations first. */
+export function verdictText(verdict) {
+  const { requests = 0, deliveries = 0 } = verdict.checked ?? {};
+  const lines = [`the mock's verdict on the client is not clean (${requests} requests, ${deliveries} deliveries):`];
+  const findings = [...(verdict.findings ?? [])].sort(
+    (a, b) => (a.severity !== "violation") - (b.severity !== "violation"),
+  );
+  for (const f of findings) {
+    lines.push(`  ${f.severity} ${f.rule} (x${f.count}): ${f.message}`);
+    lines.push(`    document: ${f.documentRule}; do: ${f.advice}; requests: ${(f.requestIds ?? []).join(", ")}`);
+  }
+  return lines.join("\n");
 }
 
 /** Whether the test an afterEach hook ran for failed: node:test's `passed`, Vitest's task state. */

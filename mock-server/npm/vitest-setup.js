@@ -5,11 +5,14 @@
 //
 //   globalSetup: ["mediagen-mock/vitest-setup"]          (the mock's defaults)
 //   // or a file of your own: export default setupMock({ allowPrivateWebhooks: true });
+//   // setupMock({ verdict: "strict" }): worldPerTest fails a test whose world
+//   // ends with a violation in the mock's verdict, listing the findings.
 import { ENV, startMock } from "./index.js";
 
-/** A global setup that starts the mock with `options` (those of `startMock`). */
-export function setupMock(options = {}) {
+/** A global setup that starts the mock with `options` (those of `startMock`, and `verdict`). */
+export function setupMock({ verdict, ...options } = {}) {
   return async function setup() {
+    if (verdict) process.env[ENV.verdict] = verdict;
     if (process.env[ENV.url]) return undefined;
     const mock = await startMock(options);
     Object.assign(process.env, mock.env());

@@ -4,6 +4,7 @@
 //! - real: wall-clock time, optionally running `scale` times faster;
 //! - manual: time stands still until a test advances it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,10 @@ struct Inner {
     ticks: watch::Sender<u64>,
     /// The live journal a move is told to.
     events: OnceLock<Bus>,
+    /// When the clock was made, for the edge's time (`edge_seconds`).
+    born: Instant,
+    /// Microseconds a manual clock was moved forward by hand in all.
+    advanced_us: AtomicU64,
 }
 
 enum Mode {
@@ -113,6 +118,8 @@ impl Clock {
                 mode,
                 ticks: watch::channel(0).0,
                 events: OnceLock::new(),
+                born: Instant::now(),
+                advanced_us: AtomicU64::new(0),
             }),
         }
     }
@@ -168,6 +175,15 @@ impl Clock {
         }
     }
 
+    /// Seconds since the clock was made as a client at the network edge lives
+    /// them: real seconds, plus every second a manual clock was moved forward
+    /// (a client whose waits move the mock's clock waits in those). A scaled
+    /// real clock counts real seconds only, the ones `retry-after` is given in.
+    pub fn edge_seconds(&self) -> f64 {
+        self.inner.born.elapsed().as_secs_f64()
+            + self.inner.advanced_us.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
     /// The time on this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match &self.inner.mode {
@@ -214,6 +230,9 @@ impl Clock {
             *now = new;
             (from, new)
         };
+        self.inner
+            .advanced_us
+            .fetch_add((seconds * 1e6) as u64, Ordering::Relaxed);
         self.inner.ticks.send_modify(|t| *t += 1);
         self.moved(from, new);
         Ok(new)

@@ -362,6 +362,9 @@ pub struct Config {
     pub state_file: Option<PathBuf>,
     /// Real seconds between two writes of the state file; 0: at shutdown only.
     pub state_interval_seconds: f64,
+    /// Whether each world keeps the verdict's bookkeeping (`GET /_mock/verdict`);
+    /// on unless a benchmark measures the request path without it.
+    pub verdict: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -385,6 +388,7 @@ impl std::fmt::Debug for Config {
             .field("retention", &self.retention)
             .field("max_worlds", &self.max_worlds)
             .field("state_file", &self.state_file)
+            .field("verdict", &self.verdict)
             .finish_non_exhaustive()
     }
 }
@@ -510,6 +514,7 @@ impl Config {
             state_file: o.state,
             state_interval_seconds: seconds(o.state_interval, "state-interval", 86_400.0)?
                 .ok_or_else(|| missing("state-interval"))?,
+            verdict: true,
         };
         config.check_exposure()?;
         Ok(config)

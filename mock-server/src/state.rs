@@ -21,6 +21,7 @@ use crate::domain::catalog::Catalog;
 use crate::domain::money::Kopecks;
 use crate::events::{Bus, EventKind};
 use crate::store::{LoggedRequest, NewUser, RequestLog, Store};
+use crate::verdict::Judge;
 
 /// The mock's state, cheap to clone: every clone shares it.
 #[derive(Clone)]
@@ -57,6 +58,10 @@ struct Shared {
     upload_key: [u8; 32],
     /// The live journal's readers (`GET /_mock/events`).
     events: Bus,
+    /// The verdict's bookkeeping (`GET /_mock/verdict`), with a lock of its
+    /// own. The judge asks the store while judging, so this lock is taken
+    /// before the store's, never while holding it.
+    judge: Mutex<Judge>,
 }
 
 /// The demo user's sign-in address.
@@ -75,6 +80,7 @@ impl AppState {
             .demo_api_key
             .clone()
             .unwrap_or_else(|| auth::issue(UserId::nil(), Scope::Full).full);
+        let judged = Judge::new(config.retention.count);
         let state = Self {
             inner: Arc::new(Shared {
                 config,
@@ -89,6 +95,7 @@ impl AppState {
                 demo_api_key,
                 upload_key: rand::random(),
                 events,
+                judge: Mutex::new(judged),
             }),
         };
         state.seed();
@@ -201,6 +208,12 @@ impl AppState {
         log.push(entry, retention);
     }
 
+    /// The verdict's bookkeeping, locked. Never take it while holding the
+    /// store's lock, nor hold it across an `.await`.
+    pub(crate) fn judge(&self) -> MutexGuard<'_, Judge> {
+        lock(&self.inner.judge)
+    }
+
     /// The request log, locked. Never hold the guard across an `.await`.
     pub fn requests(&self) -> MutexGuard<'_, RequestLog> {
         lock(&self.inner.requests)
@@ -250,6 +263,7 @@ impl AppState {
     pub fn reset(&self) {
         *self.store() = Store::default();
         *self.requests() = RequestLog::default();
+        self.judge().reset();
         self.inner.events.publish(self.now(), EventKind::Reset {});
         self.seed();
     }

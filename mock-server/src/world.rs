@@ -11,6 +11,7 @@ use crate::control::ops::deliveries::Delivery;
 use crate::control::ops::settings::{DnsSet, ModelStateSet, Settings, SettingsUpdate};
 use crate::control::ops::users::{CreateUser, NewKey, UserView};
 use crate::control::ops::{self, journal};
+use crate::delivery::probe::ProbeReport;
 use crate::domain::UserId;
 use crate::domain::auth::Scope;
 use crate::domain::catalog::ModelState;
@@ -20,6 +21,7 @@ use crate::error::ControlError;
 use crate::events::EventStream;
 use crate::state::AppState;
 use crate::store::{LoggedRequest, NewUser, OutboxMessage};
+use crate::verdict::{Severity, Verdict};
 
 /// A mock's state as a test drives and reads it: users and keys, the clock,
 /// outcomes, faults, settings, and what the mock saw. Cheap to clone: every
@@ -434,5 +436,72 @@ impl FaultHandle {
     /// Removes the rule before it is used up.
     pub fn remove(&self) {
         self.world.state.store().remove_fault(&self.view.id);
+    }
+}
+
+// Operations of the control contract, one method each, named by operationId.
+impl World {
+    /// The verdict on the world's client so far: every finding, and whether
+    /// any is a violation.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = mediagen_mock_server::MockServer::start().await;
+    /// let verdict = mock.get_verdict();
+    /// assert!(verdict.clean && verdict.findings.is_empty());
+    /// # }
+    /// ```
+    pub fn get_verdict(&self) -> Verdict {
+        ops::verdict::get_verdict(&self.state)
+    }
+
+    /// Starts the verdict over, for a suite that shares a world between tests.
+    pub fn reset_verdict(&self) {
+        ops::verdict::reset_verdict(&self.state);
+    }
+
+    /// Sends three probes to the endpoint `endpoint_id` now (a wrong signature,
+    /// a 10-minute-old timestamp, a repeat of its last acknowledged message)
+    /// and returns how its receiver answered each, once all are answered or
+    /// timed out; the findings go into the verdict. `NotFound` when there is
+    /// no such endpoint.
+    pub async fn probe_webhooks(&self, endpoint_id: &str) -> Result<ProbeReport, ControlError> {
+        ops::verdict::probe_webhooks(&self.state, endpoint_id).await
+    }
+}
+
+/// What a Rust test needs beyond the control API.
+impl World {
+    /// The verdict so far (the same as [`get_verdict`](Self::get_verdict)).
+    pub fn verdict(&self) -> Verdict {
+        self.get_verdict()
+    }
+
+    /// Panics, with every finding in words, when the verdict has a violation;
+    /// advice does not fail it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mock = mediagen_mock_server::MockServer::start().await;
+    /// // … the client under test runs against mock.uri() …
+    /// mock.assert_clean();
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// When a finding is a violation.
+    #[track_caller]
+    pub fn assert_clean(&self) {
+        let verdict = self.get_verdict();
+        if !verdict.clean {
+            let violations = verdict
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Violation)
+                .count();
+            panic!("the mock's verdict on the client has {violations} violation(s): {verdict}");
+        }
     }
 }

@@ -106,6 +106,9 @@ async fn api_prints_the_envelope_of_an_error_answer_and_exits_with_its_code() {
         "a validation error is exit 2"
     );
     assert_eq!(envelope(&invalid)["code"], "VALIDATION_ERROR");
+    // The test sent the same 404 twice on purpose (once per format); each run
+    // of the command sent it once.
+    setup.mock.reset_verdict();
 }
 
 #[tokio::test]

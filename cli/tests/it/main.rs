@@ -56,7 +56,21 @@ impl Setup {
             mock,
         }
     }
+}
 
+/// `mediagen` is held to the mock's verdict: a test whose world ends with a
+/// violation of the service's rules for clients fails, through whatever faults
+/// it injected. A test that breaks a rule on purpose says so with
+/// `mock.reset_verdict()` after it.
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.mock.assert_clean();
+        }
+    }
+}
+
+impl Setup {
     /// `mediagen` with an empty environment but the mock's URL and the user's key.
     pub fn cmd(&self, args: &[&str]) -> Command {
         Command::from_std(self.process(args))

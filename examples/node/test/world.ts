@@ -6,7 +6,8 @@ import { type Client, makeClient } from "../src/client.js";
 
 export function useWorld() {
   // The webhook receiver listens on 127.0.0.1, a private address the service refuses by default.
-  const mock = mockWorlds({ mock: { allowPrivateWebhooks: true } });
+  // A strict verdict: a test whose client breaks the service's rules for clients fails.
+  const mock = mockWorlds({ mock: { allowPrivateWebhooks: true }, verdict: "strict" });
   return {
     get world() {
       return mock.world;

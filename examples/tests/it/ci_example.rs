@@ -29,6 +29,8 @@ async fn a_thumbnail_is_saved_and_costs_one_image() {
     assert!(std::fs::read(&path).unwrap().starts_with(b"\x89PNG"));
     assert_eq!(mock.balance(user.user_id), Some((7.5, 0.0)));
     mock.check_ledger().unwrap();
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -52,4 +54,6 @@ async fn without_money_the_thumbnail_fails_with_the_amount_missing() {
             available: Some(1.0)
         }
     );
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }

@@ -70,6 +70,8 @@ async fn a_task_succeeds_and_the_receiver_gets_a_verified_completed_event() {
         "charged once, nothing left reserved"
     );
     mock.check_ledger().unwrap();
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -129,6 +131,8 @@ async fn a_task_fails_after_three_attempts_is_refunded_then_the_failed_event_arr
     );
     assert!(deliveries.try_recv().is_err(), "one event per task");
     mock.check_ledger().unwrap();
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 /// A proxy in front of `upstream` whose first connection carries the request to the
@@ -220,4 +224,6 @@ async fn a_create_retried_after_a_dropped_connection_charges_once() {
     assert_eq!(charges.len(), 1);
     assert_eq!(charges[0].generation_id, Some(created.id));
     mock.check_ledger().unwrap();
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }

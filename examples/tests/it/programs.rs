@@ -37,6 +37,8 @@ async fn quickstart_creates_waits_and_downloads_the_image() {
         Some((97.5, 0.0)),
         "charged once"
     );
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -72,6 +74,8 @@ async fn batch_keeps_at_most_five_active_and_reports_each_prompts_result() {
     );
     assert_eq!(stdout.matches("] #").count(), 8 * 2, "created, then ended");
     mock.check_ledger().unwrap();
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -166,6 +170,16 @@ async fn webhook_receiver_prints_each_verified_event_once_and_refuses_forgeries(
         .await
         .unwrap();
     assert_eq!(forged.status(), 400);
+
+    // The mock's probes: a wrong signature and a stale timestamp are refused,
+    // a repeat of an acknowledged message is taken.
+    let report = mock
+        .probe_webhooks(&endpoint.id.to_string())
+        .await
+        .expect("the endpoint exists");
+    assert!(report.probes.iter().all(|p| p.passed), "{report:#?}");
+    // Our own client and receiver are held to the mock's verdict.
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -208,6 +222,8 @@ async fn rate_limit_poller_follows_each_active_generation_spending_half_the_quot
             "{remaining} left for {reset_secs} s, a read every {pause_ms} ms"
         );
     }
+    // Our own client is held to the mock's verdict on the rules for clients.
+    mock.assert_clean();
 }
 
 /// `(remaining, reset seconds, pause ms)` of the poller's line

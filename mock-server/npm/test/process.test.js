@@ -115,6 +115,16 @@ test("a failing test shows its world's request log, and mediagen-mock-test fails
   assert.match(run.out, /GET \/v1\/generations\/not-a-task -> 404/);
 });
 
+test("a strict verdict fails the test whose world ends with a violation, naming the rule", async () => {
+  const run = await node([runner, "verdict.test.js"]);
+  assert.equal(run.code, 1, run.out);
+  assert.match(run.out, /# pass 1/);
+  assert.match(run.out, /# fail 1/);
+  assert.match(run.out, /violation create-retry-new-key \(x1\)/);
+  const lenient = await node([runner, "verdict.test.js"], { STRICT: "0" });
+  assert.equal(lenient.code, 0, lenient.out);
+});
+
 test("with mediagen-mock-test, one mock serves the run and each test gets a fresh world", async (t) => {
   const seenFile = tempFile(t, "seen");
   const run = await node([runner, "shared-a.test.js", "shared-b.test.js"], {

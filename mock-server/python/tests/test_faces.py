@@ -9,7 +9,7 @@ from mediagen_mock import ControlApi, MockServer
 
 CONTRACT = Path(__file__).resolve().parents[3] / "openapi" / "mock-control.json"
 # Methods that are not operations: ControlApi's helpers, MockServer's process.
-HELPERS = {"url", "control", "balance"}
+HELPERS = {"url", "control", "balance", "verdict"}
 PROCESS = {"command", "start", "stop", "stderr", "connect"}
 
 

@@ -16,6 +16,7 @@ mod journal;
 pub(crate) mod ops;
 mod settings;
 mod users;
+mod verdict;
 
 use axum::extract::{FromRequest, Request, State};
 use axum::http::header;
@@ -40,6 +41,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(billing::router())
         .merge(settings::router())
         .merge(journal::router())
+        .merge(verdict::router())
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

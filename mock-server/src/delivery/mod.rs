@@ -4,6 +4,7 @@
 //! the receiver lives them.
 
 pub mod lanes;
+pub(crate) mod probe;
 pub mod resolve;
 
 use std::time::{Duration, Instant};
@@ -16,6 +17,7 @@ use crate::domain::address;
 use crate::domain::webhook::Trigger;
 use crate::state::AppState;
 use crate::store::{AttemptReport, Outgoing};
+use crate::verdict::DeliverySeen;
 use lanes::client_builder;
 
 /// Bytes of an answer read at most; the rest is not needed for the excerpt.
@@ -55,6 +57,15 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let clock_started = Instant::now();
     let report = send(state, message_id, &outgoing).await;
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let judged = DeliverySeen {
+        message_id: message_id.to_string(),
+        endpoint_id: outgoing.endpoint_id.clone(),
+        at: started_at,
+        status: report.status,
+        timed_out: timed_out(&report),
+        duration_ms,
+        probe: None,
+    };
     let wake = {
         let mut store = state.store();
         store.record_attempt(message_id, trigger, started_at, duration_ms, report);
@@ -63,15 +74,55 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     if wake {
         state.worker_notify().notify_one();
     }
+    crate::routes::judged::delivery(state, &judged);
 }
 
-async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
-    let failed = |error: String| AttemptReport {
+/// The error of an attempt the receiver did not answer in time.
+const NO_ANSWER: &str = "no answer within";
+
+/// Whether the receiver took the connection but did not answer in time.
+pub(crate) fn timed_out(report: &AttemptReport) -> bool {
+    report
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with(NO_ANSWER))
+}
+
+fn failed(error: String) -> AttemptReport {
+    AttemptReport {
         status: None,
         retry_after_secs: None,
         error: Some(error),
         body: Vec::new(),
+    }
+}
+
+async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> AttemptReport {
+    let Some(signer) = state
+        .deliverer()
+        .signer(&outgoing.endpoint_id, &outgoing.secret)
+    else {
+        return failed("the endpoint's secret cannot sign".into());
     };
+    // Receivers check the timestamp against their own clock, so it is wall-clock
+    // time even when the mock's clock is manual or scaled.
+    let timestamp = Utc::now().timestamp();
+    let id = message_id.to_string();
+    let Ok(signature) = signer.sign(&id, timestamp, &outgoing.payload) else {
+        return failed("signing failed".into());
+    };
+    post(state, outgoing, &id, timestamp, signature).await
+}
+
+/// POSTs `outgoing` with the `webhook-*` headers given, and waits for the
+/// answer within the delivery time-out.
+pub(crate) async fn post(
+    state: &AppState,
+    outgoing: &Outgoing,
+    id: &str,
+    timestamp: i64,
+    signature: String,
+) -> AttemptReport {
     // The address is checked again at delivery: a name may have come to
     // resolve to a private address since the endpoint was created.
     let deliverer = state.deliverer();
@@ -83,16 +134,6 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
             Ok(checked) => checked,
             Err(refused) => return failed(format!("address refused: {refused}")),
         };
-    let Some(signer) = deliverer.signer(&outgoing.endpoint_id, &outgoing.secret) else {
-        return failed("the endpoint's secret cannot sign".into());
-    };
-    // Receivers check the timestamp against their own clock, so it is wall-clock
-    // time even when the mock's clock is manual or scaled.
-    let timestamp = Utc::now().timestamp();
-    let id = message_id.to_string();
-    let Ok(signature) = signer.sign(&id, timestamp, &outgoing.payload) else {
-        return failed("signing failed".into());
-    };
     let client = match pinned {
         // Connect to the address that was checked, not to a fresh lookup.
         Some((host, addr)) => match client_builder().resolve(&host, addr).build() {
@@ -104,7 +145,7 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
     let mut request = client
         .post(url)
         .header("content-type", "application/json")
-        .header(webhook_verify::HEADER_WEBHOOK_ID, &id)
+        .header(webhook_verify::HEADER_WEBHOOK_ID, id)
         .header(
             webhook_verify::HEADER_WEBHOOK_TIMESTAMP,
             timestamp.to_string(),
@@ -143,7 +184,7 @@ async fn send(state: &AppState, message_id: Uuid, outgoing: &Outgoing) -> Attemp
     let limit = state.config().delivery_timeout_seconds;
     match tokio::time::timeout(Duration::from_secs_f64(limit), exchange).await {
         Ok(answer) => answer.unwrap_or_else(|err| failed(transport_error(&err))),
-        Err(_) => failed(format!("no answer within {limit} s")),
+        Err(_) => failed(format!("{NO_ANSWER} {limit} s")),
     }
 }
 

@@ -214,6 +214,25 @@ pub enum EventKind {
     },
     /// The world was reset: what a reader showed is gone.
     Reset {},
+    /// The verdict made a finding, or made one again (`count` tells how many
+    /// times in all); `GET /_mock/verdict` lists them.
+    #[serde(rename = "verdict.finding")]
+    VerdictFinding {
+        /// The rule's id, such as `create-retry-new-key`.
+        rule: String,
+        /// `violation` or `advice`.
+        severity: crate::verdict::Severity,
+        /// What happened, in words, the first time.
+        message: String,
+        /// The rule of the service document it rests on.
+        document_rule: String,
+        /// What a correct client does.
+        advice: String,
+        /// The first requests (or webhook messages) that show it.
+        request_ids: Vec<String>,
+        /// How many times it was made.
+        count: u64,
+    },
 }
 
 /// An event as the bus carries it: its JSON written once, by the first

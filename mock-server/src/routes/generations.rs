@@ -204,7 +204,14 @@ async fn get_generation(
     let generation = store
         .own_generation(user.user_id, id)
         .ok_or_else(|| not_found(id))?;
-    Ok(Json(GenerationView::new(generation, state.base_url())).into_response())
+    let shown = crate::verdict::Shown {
+        id,
+        final_state: (!generation.status.is_active()).then(|| generation.status.as_str()),
+    };
+    let mut response = Json(GenerationView::new(generation, state.base_url())).into_response();
+    // The verdict reads what this answer showed, not the state a moment later.
+    response.extensions_mut().insert(shown);
+    Ok(response)
 }
 
 async fn cancel_generation(

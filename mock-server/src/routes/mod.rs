@@ -20,12 +20,14 @@ use crate::error::{ApiError, REQUEST, RequestContext, Window};
 use crate::extract::Caller;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
+use crate::verdict::Cut;
 
 pub mod account;
 pub mod billing;
 pub mod faults;
 pub mod files;
 pub mod generations;
+pub(crate) mod judged;
 pub mod meta;
 pub mod outputs;
 pub mod responses;
@@ -132,15 +134,24 @@ async fn service_middleware(
         .extensions()
         .get::<MatchedPath>()
         .is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
+    let judging = state.config().verdict;
+    let sent = state.clock().edge_seconds();
+    let digest = judging.then(|| judged::digest(&mut request));
+    let body_limit = state.config().body_limit_bytes;
 
     // One lock for the key, the faults, the limits and the response mode:
     // every request takes it.
-    let (caller, fault, decision, mode) = {
+    let (caller, fault, decision, mode, active) = {
         let mut store = state.store();
         let caller = authenticate(&store, request.headers());
         let user_id = match caller {
             Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
             _ => None,
+        };
+        // The verdict's share of the general limit for a read.
+        let active = match user_id {
+            Some(user) if method == Method::GET => store.active_count(user),
+            _ => 0,
         };
         let fault = store.take_fault(method.as_str(), &path, user_id);
         let decision = match fault {
@@ -148,7 +159,7 @@ async fn service_middleware(
             _ if !routed => Some(store.rate_standing(&ip, ctx.received_at)),
             _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
         };
-        (caller, fault, decision, store.responses())
+        (caller, fault, decision, store.responses(), active)
     };
     let user_id = match caller {
         Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
@@ -175,13 +186,31 @@ async fn service_middleware(
         error_code: None,
     };
     let Some(decision) = decision else {
+        let made = match digest {
+            Some(digest) => {
+                judged::drain(request, body_limit).await;
+                let seen = judged::Edge {
+                    sent,
+                    answered: state.clock().edge_seconds(),
+                    digest: digest.value(),
+                    cut: Cut::Dropped,
+                    ..judged::Edge::default()
+                };
+                judged::judge(&state, &entry, &seen)
+            }
+            None => Vec::new(),
+        };
         state.log_request(entry);
+        judged::publish(&state, made);
         return faults::dropped();
     };
 
     let scale = state.clock().edge_scale();
     let mut response = match effect {
         Some(Effect::Error(ref error)) => {
+            if judging {
+                judged::drain(request, body_limit).await;
+            }
             let error = ApiError::from(error.clone());
             REQUEST
                 .scope(ctx.clone(), async { error.into_response() })
@@ -191,6 +220,9 @@ async fn service_middleware(
             REQUEST.scope(ctx.clone(), next.run(request)).await
         }
         _ => {
+            if judging {
+                judged::drain(request, body_limit).await;
+            }
             let error = ApiError::RateLimited {
                 message: decision.refusal_message(scale),
                 window: Some(Window {
@@ -231,7 +263,38 @@ async fn service_middleware(
     // The status is the one the service decided on, even when a fault then
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
+    let made = match digest {
+        Some(digest) => {
+            let injected = matches!(effect, Some(Effect::Error(_)));
+            let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
+                .then_some(decision.decided_by);
+            let seen = judged::Edge {
+                sent,
+                answered: state.clock().edge_seconds()
+                    + match effect {
+                        Some(Effect::Delay { seconds }) => seconds,
+                        _ => 0.0,
+                    },
+                digest: digest.value(),
+                cut: match effect {
+                    Some(Effect::DropAfter) => Cut::DroppedAfter,
+                    _ => Cut::No,
+                },
+                active,
+                ..judged::Edge::of(
+                    &response,
+                    method.as_str(),
+                    &entry.path,
+                    refused_here,
+                    injected,
+                )
+            };
+            judged::judge(&state, &entry, &seen)
+        }
+        None => Vec::new(),
+    };
     state.log_request(entry);
+    judged::publish(&state, made);
     match effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {

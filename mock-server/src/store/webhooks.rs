@@ -211,6 +211,11 @@ impl Store {
         id
     }
 
+    /// An endpoint of any user, if it exists.
+    pub fn endpoint(&self, id: &str) -> Option<&Endpoint> {
+        self.endpoints.get(id)
+    }
+
     /// A message, if it exists.
     pub fn message(&self, id: Uuid) -> Option<&Message> {
         self.messages.get(&id)

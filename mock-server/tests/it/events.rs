@@ -73,7 +73,10 @@ async fn a_request_is_told_with_its_id_status_error_code_and_user() {
     let app = App::start().await;
     let mut events = app.mock.stream_events();
 
-    let reply = app.create(json!({"modelSlug": "flux-schnell"})).await;
+    // With its key: a create without one would add the verdict's advice.
+    let reply = app
+        .create_with_key(&app.key, "key-1", json!({"modelSlug": "flux-schnell"}))
+        .await;
 
     reply.assert_error(400, "VALIDATION_ERROR");
     let told = events.drain().expect("nothing missed");
@@ -399,7 +402,9 @@ async fn the_stream_serves_each_event_as_json_with_its_seq_as_the_sse_id() {
         Some("text/event-stream")
     );
 
-    let reply = app.create(image_request("a lighthouse")).await;
+    let reply = app
+        .create_with_key(&app.key, "key-1", image_request("a lighthouse"))
+        .await;
     app.mock.advance_clock(1.0).unwrap();
 
     let messages = sse_messages(response, 4).await;
@@ -547,6 +552,8 @@ fn as_history(events: impl IntoIterator<Item = Event>) -> Vec<String> {
                     | EventKind::Fault { .. }
                     | EventKind::Clock { .. }
                     | EventKind::Reset { .. }
+                    // Findings are the verdict's (`GET /_mock/verdict`), not the records'.
+                    | EventKind::VerdictFinding { .. }
             )
         })
         .map(|mut e| {

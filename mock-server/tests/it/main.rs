@@ -31,6 +31,7 @@ mod receiver;
 mod security;
 mod shutdown;
 mod snapshots;
+mod verdict;
 mod webhooks;
 mod worlds;
 

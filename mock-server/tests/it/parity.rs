@@ -58,8 +58,10 @@ const PAGES: [&str; 2] = ["checkout_topup", "get_ui"];
 /// Operations with no input to get wrong: their invalid case is the HTTP
 /// face's alone (a body where none is taken changes nothing; the guard of the
 /// admin token is the transport's, checked in `control.rs`).
-const WITHOUT_INPUT: [&str; 12] = [
+const WITHOUT_INPUT: [&str; 14] = [
     "get_clock",
+    "get_verdict",
+    "reset_verdict",
     "get_settings",
     "list_requests",
     "list_deliveries",
@@ -380,6 +382,35 @@ impl Faces {
                     put("/_mock/dns", body("")),
                 )
                 .await
+            }
+            "get_verdict" => {
+                let call = get("/_mock/verdict");
+                self.check(operation, |w| ok(w.get_verdict()), call).await;
+                false
+            }
+            "reset_verdict" => {
+                let call = delete("/_mock/verdict");
+                self.check(
+                    operation,
+                    |w| {
+                        w.reset_verdict();
+                        ok(())
+                    },
+                    call,
+                )
+                .await;
+                false
+            }
+            "probe_webhooks" => {
+                // An endpoint the world does not have; probing one needs a
+                // receiver, which `tests/it/verdict.rs` brings.
+                let (r, h) = (self.world().await, self.world().await);
+                let refusal = r.probe_webhooks("ep_nope").await.expect_err(operation);
+                let call = post("/_mock/probes/webhooks", json!({"endpointId": "ep_nope"}));
+                let reply = self.send(&h.uri(), call).await;
+                same_refusal(operation, &refusal, &reply);
+                self.done(&[&r, &h]);
+                true
             }
             "reset" => {
                 let call = post("/_mock/reset", json!({}));

@@ -95,6 +95,18 @@ impl App {
     }
 }
 
+/// The SDK is held to the mock's verdict: a test whose world ends with a
+/// violation of the service's rules for clients fails, through whatever faults
+/// it injected. A test that breaks a rule on purpose, with its own requests,
+/// says so with `mock.reset_verdict()` after them.
+impl Drop for App {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.mock.assert_clean();
+        }
+    }
+}
+
 /// A clock for the SDK that is the mock server's manual clock.
 ///
 /// The SDK's waits (back-off, pacing, polling) register here instead of

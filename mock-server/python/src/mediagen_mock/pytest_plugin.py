@@ -20,6 +20,11 @@ Options: `--mediagen-mock-arg=FLAG` (repeatable) and the ini setting
 `mediagen_mock_args` (one flag a line) pass flags to the binary, e.g.
 `--allow-private-webhooks=true`; they apply however the server is started.
 
+The verdict: with the ini setting `mediagen_mock_verdict = strict`, or the
+marker `mediagen_mock_strict` on a test, a test whose world ends with a
+violation of the service's rules for clients (`World.get_verdict()`) fails,
+its report listing the findings. Advice never fails a test.
+
 This module imports pytest, so the package itself does not depend on it.
 """
 
@@ -62,6 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=[],
     )
+    parser.addini(
+        "mediagen_mock_verdict",
+        "'strict' fails a test whose world ends with a violation in the mock's verdict",
+        default="",
+    )
 
 
 def _flags(config: pytest.Config) -> list[str]:
@@ -75,6 +85,10 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mediagen_mock_strict: fail the test when its world's verdict has a violation",
+    )
     # Workers inherit the environment of the process that starts them, so the
     # server this process starts is the one they connect to.
     if _is_xdist_controller(config) and not os.environ.get(URL_ENV):
@@ -129,11 +143,43 @@ def mediagen_mock(
         world.delete()
 
 
+def _strict(item: pytest.Item) -> bool:
+    return (
+        str(item.config.getini("mediagen_mock_verdict")).strip() == "strict"
+        or item.get_closest_marker("mediagen_mock_strict") is not None
+    )
+
+
+def _verdict_text(verdict: dict[str, Any]) -> str:
+    """The findings in words, violations first."""
+    checked = verdict.get("checked", {})
+    lines = [
+        f"the mock's verdict on the client is not clean "
+        f"({checked.get('requests', 0)} requests, {checked.get('deliveries', 0)} deliveries):"
+    ]
+    findings = sorted(verdict.get("findings", []), key=lambda f: f.get("severity") != "violation")
+    for f in findings:
+        lines.append(
+            f"  {f.get('severity')} {f.get('rule')} (x{f.get('count')}): {f.get('message')}\n"
+            f"    document: {f.get('documentRule')}; do: {f.get('advice')}; "
+            f"requests: {', '.join(f.get('requestIds', []))}"
+        )
+    return "\n".join(lines)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """A failing test that used the mock gets the end of the mock's log."""
+    """A failing test that used the mock gets the end of the mock's log; under
+    a strict verdict, a passing test whose world has a violation fails."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    world = getattr(item, "funcargs", {}).get("mediagen_mock")
+    # At the end of the call, before the fixture's teardown deletes the world.
+    if report.when == "call" and report.passed and isinstance(world, World) and _strict(item):
+        verdict = world.get_verdict()
+        if not verdict.get("clean", True):
+            report.outcome = "failed"
+            report.longrepr = _verdict_text(verdict)
     server = getattr(item, "funcargs", {}).get("mediagen_mock_server")
     if report.failed and isinstance(server, MockServer):
         log = server.stderr().splitlines()[-50:]

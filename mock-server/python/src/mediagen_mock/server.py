@@ -114,7 +114,7 @@ class ControlApi(DeprecatedNames):
 
     Its methods are the operations of the control contract
     (`openapi/mock-control.json`), one each, named by operationId, as the Rust
-    and Node faces name them; `url`, `control` and `balance` are helpers. The
+    and Node faces name them; `url`, `control`, `balance` and `verdict` are helpers. The
     names of 0.1.0 still answer, with a `DeprecationWarning`, until 0.3.0.
     """
 
@@ -349,6 +349,32 @@ class ControlApi(DeprecatedNames):
         """Replaces the world's state with a snapshot; a broken one raises
         `MockError` (400) and changes nothing (`PUT /_mock/snapshot`)."""
         self.control("PUT", "/_mock/snapshot", snapshot)
+
+    def get_verdict(self) -> dict[str, Any]:
+        """The verdict on the world's client (`GET /_mock/verdict`): `clean`
+        (no finding is a violation), `findings` (each with `rule`, `severity`,
+        `message`, `documentRule`, `advice`, `requestIds`, `firstAt`, `count`)
+        and `checked` (`requests`, `deliveries`)."""
+        answer: dict[str, Any] = self.control("GET", "/_mock/verdict")
+        return answer
+
+    def verdict(self) -> dict[str, Any]:
+        """The verdict on the world's client: the same as `get_verdict()`."""
+        return self.get_verdict()
+
+    def reset_verdict(self) -> None:
+        """Starts the verdict over, for tests that share a world (`DELETE /_mock/verdict`)."""
+        self.control("DELETE", "/_mock/verdict")
+
+    def probe_webhooks(self, endpoint_id: str) -> dict[str, Any]:
+        """Sends three probes to a webhook endpoint (a wrong signature, a
+        10-minute-old timestamp, a repeat of an acknowledged message) and
+        returns each one's outcome; the findings go into the verdict
+        (`POST /_mock/probes/webhooks`). An unknown endpoint raises `MockError` (404)."""
+        answer: dict[str, Any] = self.control(
+            "POST", "/_mock/probes/webhooks", {"endpointId": endpoint_id}
+        )
+        return answer
 
 
 class EventStream:

@@ -14,6 +14,7 @@ pub(crate) mod faults;
 pub(crate) mod journal;
 pub(crate) mod settings;
 pub(crate) mod users;
+pub(crate) mod verdict;
 
 use crate::domain::money::Kopecks;
 use crate::error::ControlError;

@@ -1,0 +1,27 @@
+//! `get_verdict`, `reset_verdict` and `probe_webhooks`: the verdict on a
+//! world's client and the probes of its webhook receiver.
+
+use crate::delivery::probe::{self, ProbeReport};
+use crate::error::ControlError;
+use crate::state::AppState;
+use crate::verdict::Verdict;
+
+/// The verdict on the world's client so far.
+pub(crate) fn get_verdict(state: &AppState) -> Verdict {
+    state.judge().verdict()
+}
+
+/// Starts the verdict over.
+pub(crate) fn reset_verdict(state: &AppState) {
+    state.judge().reset();
+}
+
+/// Sends the three probes to the endpoint and waits for their answers.
+pub(crate) async fn probe_webhooks(
+    state: &AppState,
+    endpoint_id: &str,
+) -> Result<ProbeReport, ControlError> {
+    probe::probe_webhooks(state, endpoint_id)
+        .await
+        .ok_or_else(|| ControlError::NotFound(format!("Webhook endpoint {endpoint_id} not found")))
+}

@@ -1,0 +1,222 @@
+//! What the service middleware and the deliverer tell the world's verdict
+//! (`verdict/`): each request with the digest of its body and the edge's time,
+//! each delivery attempt; and the findings it makes, on the live journal.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::response::Response;
+use futures::StreamExt;
+use uuid::Uuid;
+
+use crate::domain::UserId;
+use crate::domain::rate_limit;
+use crate::events::EventKind;
+use crate::state::AppState;
+use crate::store::LoggedRequest;
+use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Seen, Shown, WindowScope};
+
+/// FNV-1a: the same digest however the body arrives in chunks.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// The digest of a request's query and of the body bytes read so far.
+#[derive(Debug, Clone)]
+pub(crate) enum Digest {
+    /// A request without a body: its query's, known at once (no allocation
+    /// on the reads, the most frequent requests).
+    Query(u64),
+    /// Fed by the body as the handler reads it.
+    Body(Arc<AtomicU64>),
+}
+
+impl Digest {
+    pub(crate) fn value(&self) -> u64 {
+        match self {
+            Self::Query(digest) => *digest,
+            Self::Body(digest) => digest.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Digests the query, and the body as the handler reads it: a request with a
+/// body (not `GET` or `HEAD`) gets a body that digests each chunk on its way.
+pub(crate) fn digest(request: &mut Request) -> Digest {
+    let seed = fnv(FNV_OFFSET, request.uri().query().unwrap_or("").as_bytes());
+    if matches!(*request.method(), Method::GET | Method::HEAD) {
+        return Digest::Query(seed);
+    }
+    let digest = Arc::new(AtomicU64::new(seed));
+    let body = std::mem::take(request.body_mut());
+    let feed = digest.clone();
+    *request.body_mut() = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            // One reader at a time: the load and the store cannot interleave.
+            feed.store(fnv(feed.load(Ordering::Relaxed), bytes), Ordering::Relaxed);
+        }
+        chunk
+    }));
+    Digest::Body(digest)
+}
+
+/// Reads the body of a request no handler will read (refused by a limit or a
+/// fault), so that its digest is whole.
+pub(crate) async fn drain(request: Request, limit: usize) {
+    axum::body::to_bytes(request.into_body(), limit).await.ok();
+}
+
+/// The store, as the judge asks it.
+struct StoreFacts<'a>(&'a AppState);
+
+impl Facts for StoreFacts<'_> {
+    fn active_tasks(&self, user: UserId) -> Vec<Uuid> {
+        let store = self.0.store();
+        let want = store.active_count(user);
+        store
+            .user(user)
+            .map(|u| {
+                // The newest first: active tasks are among the last made.
+                u.generations
+                    .iter()
+                    .rev()
+                    .filter(|id| store.generation(**id).is_some_and(|g| g.status.is_active()))
+                    .take(want)
+                    .copied()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn any_ended(&self, ids: &[Uuid]) -> bool {
+        let store = self.0.store();
+        ids.iter()
+            .any(|id| store.generation(*id).is_none_or(|g| !g.status.is_active()))
+    }
+
+    fn available(&self, user: UserId) -> i64 {
+        self.0.store().account(user).map_or(0, |a| a.available.0)
+    }
+}
+
+/// What the edge measured of a request, beside what the log keeps.
+#[derive(Debug, Default)]
+pub(crate) struct Edge {
+    /// Edge seconds when it arrived, and when its answer went out.
+    pub sent: f64,
+    pub answered: f64,
+    pub digest: u64,
+    pub cut: Cut,
+    pub retry_after: Option<u64>,
+    pub window: Option<WindowScope>,
+    pub shown: Option<Shown>,
+    /// The user's active tasks, for a read.
+    pub active: usize,
+}
+
+impl Edge {
+    /// What the answer tells: its `retry-after`, the limit whose window
+    /// refused it (`refused_by`, the decided limit, when the middleware did),
+    /// and what a generation read showed.
+    pub(crate) fn of(
+        response: &Response,
+        method: &str,
+        path: &str,
+        refused_by: Option<u32>,
+        injected: bool,
+    ) -> Self {
+        let retry_after = response
+            .headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|_| response.status() == StatusCode::TOO_MANY_REQUESTS);
+        let own = rate_limit::route_limit(method, path);
+        let window = retry_after.map(|_| match refused_by {
+            Some(decided) => match own {
+                Some(limit) if limit.max == decided && decided != rate_limit::GENERAL.max => {
+                    WindowScope::Route(limit.name)
+                }
+                _ => WindowScope::General,
+            },
+            // Refused by the route itself: the top-up's limit per user. An
+            // injected 429 names no window: the general one is taken.
+            None if !injected
+                && method == "POST"
+                && path.trim_end_matches('/') == "/v1/billing/topup" =>
+            {
+                WindowScope::Route(rate_limit::TOPUP.name)
+            }
+            None => WindowScope::General,
+        });
+        Self {
+            retry_after,
+            window,
+            shown: response.extensions().get::<Shown>().copied(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Judges an answered request; the findings go to the journal with
+/// [`publish`], after the request's own event.
+pub(crate) fn judge(state: &AppState, entry: &LoggedRequest, edge: &Edge) -> Vec<Finding> {
+    let seen = Seen {
+        id: &entry.request_id,
+        at: entry.at,
+        sent: edge.sent,
+        answered: edge.answered,
+        method: &entry.method,
+        path: &entry.path,
+        ip: &entry.ip,
+        user: entry.user_id,
+        key: entry.idempotency_key.as_deref(),
+        digest: edge.digest,
+        status: entry.status,
+        code: entry.error_code.as_deref(),
+        retry_after: edge.retry_after,
+        cut: edge.cut,
+        window: edge.window,
+        shown: edge.shown,
+        active: edge.active,
+    };
+    state.judge().request(&seen, &StoreFacts(state))
+}
+
+/// Judges a delivery attempt or probe and tells the journal what it found.
+pub(crate) fn delivery(state: &AppState, seen: &DeliverySeen) {
+    let made = state.judge().delivery(seen);
+    publish(state, made);
+}
+
+/// Tells the journal the findings a request or delivery made.
+pub(crate) fn publish(state: &AppState, made: Vec<Finding>) {
+    let events = state.events();
+    if !events.listening() {
+        return;
+    }
+    for finding in made {
+        events.publish(
+            state.now(),
+            EventKind::VerdictFinding {
+                rule: finding.rule,
+                severity: finding.severity,
+                message: finding.message,
+                document_rule: finding.document_rule,
+                advice: finding.advice,
+                request_ids: finding.request_ids,
+                count: finding.count,
+            },
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! The findings made so far: one per rule and subject (a client and a route,
+//! an endpoint…), counted each time it is made again.
+
+use chrono::{DateTime, Utc};
+
+use super::Finding;
+use super::rules::Rule;
+use crate::domain::FastMap;
+
+/// Request ids a finding keeps: the first ones that showed it.
+const IDS_KEPT: usize = 10;
+/// Findings kept apart at most; past this, a rule's new subjects count
+/// towards the rule's first finding, so that a client with a million users
+/// cannot grow the verdict without bound.
+const GROUPS: usize = 1000;
+
+#[derive(Debug, Default)]
+pub(super) struct Findings {
+    list: Vec<Finding>,
+    index: FastMap<(Rule, String), usize>,
+    first_of_rule: FastMap<Rule, usize>,
+}
+
+/// One finding made now.
+pub(super) struct Made<'a> {
+    pub rule: Rule,
+    /// What it is about: the client and route, the endpoint…
+    pub subject: String,
+    pub at: DateTime<Utc>,
+    pub ids: &'a [&'a str],
+    /// What happened, in words: written only for a new finding.
+    pub message: &'a dyn Fn() -> String,
+}
+
+impl Findings {
+    /// Records a finding; returns its place.
+    pub(super) fn make(&mut self, made: Made<'_>) -> usize {
+        let key = (made.rule, made.subject);
+        let place = match self.index.get(&key) {
+            Some(&place) => Some(place),
+            None if self.list.len() >= GROUPS => self.first_of_rule.get(&made.rule).copied(),
+            None => None,
+        };
+        if let Some(place) = place {
+            let finding = &mut self.list[place];
+            finding.count += 1;
+            for id in made.ids {
+                if finding.request_ids.len() >= IDS_KEPT {
+                    break;
+                }
+                if !finding.request_ids.iter().any(|kept| kept == id) {
+                    finding.request_ids.push((*id).to_owned());
+                }
+            }
+            return place;
+        }
+        let place = self.list.len();
+        self.list.push(Finding {
+            rule: made.rule.id().to_owned(),
+            severity: made.rule.severity(),
+            message: (made.message)(),
+            document_rule: made.rule.document_rule().to_owned(),
+            advice: made.rule.advice().to_owned(),
+            request_ids: made
+                .ids
+                .iter()
+                .take(IDS_KEPT)
+                .map(|id| (*id).to_owned())
+                .collect(),
+            first_at: made.at,
+            count: 1,
+        });
+        self.index.insert(key, place);
+        self.first_of_rule.entry(made.rule).or_insert(place);
+        place
+    }
+
+    /// The findings at `places`, as they stand.
+    pub(super) fn current(&self, places: &[usize]) -> Vec<Finding> {
+        places.iter().map(|&p| self.list[p].clone()).collect()
+    }
+
+    pub(super) fn all(&self) -> Vec<Finding> {
+        self.list.clone()
+    }
+}

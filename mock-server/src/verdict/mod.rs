@@ -1,0 +1,237 @@
+//! The mock's verdict on a client: what the requests and deliveries of one world
+//! show about the client's handling of the service document's rules.
+//!
+//! The middleware hands each request to the [`Judge`] once it is answered (or
+//! dropped), and the deliverer each delivery attempt; the judge keeps what the
+//! rules need of them and makes its findings at once, so that reading the
+//! verdict costs the number of findings, not the number of requests. What it
+//! keeps is bounded like the request log (`--retain`).
+//!
+//! Timing is judged as the client lives it, in seconds at the network edge
+//! ([`Clock::edge_seconds`](crate::clock::Clock::edge_seconds)): real seconds,
+//! plus the seconds a manual clock was moved forward, whatever the world's
+//! clock does. `retry-after` is given in those seconds.
+//!
+//! Plain Rust: the routes feed it (`routes/verdict.rs` is the HTTP side).
+
+mod deliveries;
+mod findings;
+mod requests;
+pub(crate) mod rules;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::hash::Hash;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::domain::{FastMap, UserId};
+pub(crate) use deliveries::{DeliverySeen, Probe};
+use findings::Findings;
+pub(crate) use requests::{Cut, Seen, Shown, WindowScope};
+pub use rules::Severity;
+
+/// The verdict on a world's client (`GET /_mock/verdict`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Verdict {
+    /// True when no finding is a violation; advice does not spoil it.
+    pub clean: bool,
+    /// Every finding, in the order they were first made.
+    pub findings: Vec<Finding>,
+    /// What the verdict read.
+    pub checked: Checked,
+}
+
+/// What a verdict read since the world started or the verdict was reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Checked {
+    /// Requests of the service.
+    pub requests: u64,
+    /// Webhook delivery attempts, probes included.
+    pub deliveries: u64,
+}
+
+/// One way the client breaks, or strays from, a rule of the document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Finding {
+    /// The rule's id, such as `create-retry-new-key`.
+    pub rule: String,
+    /// `violation` or `advice`.
+    pub severity: Severity,
+    /// What happened, in words, the first time.
+    pub message: String,
+    /// The rule of the service document it rests on.
+    pub document_rule: String,
+    /// What a correct client does.
+    pub advice: String,
+    /// The requests (or webhook messages) that show it: the first ones.
+    pub request_ids: Vec<String>,
+    /// When it was first made, on the world's clock.
+    pub first_at: DateTime<Utc>,
+    /// How many times it was made.
+    pub count: u64,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let severity = match self.severity {
+            Severity::Violation => "violation",
+            Severity::Advice => "advice",
+        };
+        write!(
+            f,
+            "{severity} {} (x{}): {} [{}] -> {}; requests {}",
+            self.rule,
+            self.count,
+            self.message,
+            self.document_rule,
+            self.advice,
+            self.request_ids.join(", ")
+        )
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} after {} requests and {} deliveries",
+            if self.clean { "clean" } else { "not clean" },
+            self.checked.requests,
+            self.checked.deliveries
+        )?;
+        for finding in &self.findings {
+            write!(f, "\n  - {finding}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What the judge asks the world's store about, at the moment it judges.
+pub(crate) trait Facts {
+    /// The user's generations in `PENDING` or `PROCESSING`.
+    fn active_tasks(&self, user: UserId) -> Vec<Uuid>;
+    /// Whether any of `ids` has reached a final state (or is forgotten).
+    fn any_ended(&self, ids: &[Uuid]) -> bool;
+    /// The user's available balance, in kopecks.
+    fn available(&self, user: UserId) -> i64;
+}
+
+/// The verdict's bookkeeping for one world.
+#[derive(Debug)]
+pub(crate) struct Judge {
+    /// Records of each kind kept at most (the request log's `--retain` count).
+    cap: usize,
+    checked: Checked,
+    findings: Findings,
+    requests: requests::Requests,
+}
+
+/// Records kept when `--retain` sets no count.
+const DEFAULT_CAP: usize = 100_000;
+
+impl Judge {
+    /// A judge keeping at most `cap` records of each kind (`None`: the default).
+    pub(crate) fn new(cap: Option<usize>) -> Self {
+        let cap = cap.unwrap_or(DEFAULT_CAP).max(1);
+        Self {
+            cap,
+            checked: Checked {
+                requests: 0,
+                deliveries: 0,
+            },
+            findings: Findings::default(),
+            requests: requests::Requests::new(cap),
+        }
+    }
+
+    /// Starts over: no finding, nothing checked (`DELETE /_mock/verdict`).
+    pub(crate) fn reset(&mut self) {
+        *self = Self::new(Some(self.cap));
+    }
+
+    /// Judges one answered request; returns the findings it made, as they
+    /// stand now.
+    pub(crate) fn request(&mut self, seen: &Seen<'_>, facts: &dyn Facts) -> Vec<Finding> {
+        self.checked.requests += 1;
+        let made = self.requests.judge(seen, facts, &mut self.findings);
+        self.findings.current(&made)
+    }
+
+    /// Judges one delivery attempt or probe; returns the findings it made.
+    pub(crate) fn delivery(&mut self, seen: &DeliverySeen) -> Vec<Finding> {
+        self.checked.deliveries += 1;
+        let made = deliveries::judge(seen, &mut self.findings);
+        self.findings.current(&made)
+    }
+
+    /// The verdict as it stands.
+    pub(crate) fn verdict(&self) -> Verdict {
+        let findings = self.findings.all();
+        Verdict {
+            clean: findings.iter().all(|f| f.severity != Severity::Violation),
+            findings,
+            checked: self.checked,
+        }
+    }
+}
+
+/// A map that forgets its oldest-inserted keys beyond `cap`.
+#[derive(Debug)]
+pub(crate) struct Bounded<K, V> {
+    cap: usize,
+    /// Each value with the stamp of its insertion.
+    map: FastMap<K, (u64, V)>,
+    /// Keys in the order of insertion, with their stamps: a key removed and
+    /// inserted again has a newer stamp, so its old place forgets nothing.
+    order: VecDeque<(K, u64)>,
+    stamp: u64,
+}
+
+impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
+    pub(crate) fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            map: FastMap::default(),
+            order: VecDeque::new(),
+            stamp: 0,
+        }
+    }
+
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        self.map.get(key).map(|(_, v)| v)
+    }
+
+    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
+        self.map.remove(key).map(|(_, v)| v)
+    }
+
+    /// Inserts or replaces; a replaced value keeps its place in the order.
+    pub(crate) fn insert(&mut self, key: K, value: V) {
+        if let Some(slot) = self.map.get_mut(&key) {
+            slot.1 = value;
+            return;
+        }
+        self.stamp += 1;
+        self.map.insert(key.clone(), (self.stamp, value));
+        self.order.push_back((key, self.stamp));
+        // Places of removed keys go as they reach the front, so `order`
+        // stays within twice the cap.
+        while self.map.len() > self.cap || self.order.len() > 2 * self.cap {
+            let Some((oldest, stamp)) = self.order.pop_front() else {
+                break;
+            };
+            if self.map.get(&oldest).is_some_and(|(s, _)| *s == stamp) {
+                self.map.remove(&oldest);
+            }
+        }
+    }
+}
