@@ -34,6 +34,9 @@ pub enum Topic {
     Unreachable,
     /// The client could not be made from the base URL and the key.
     Misconfigured,
+    /// An environment variable the SDK reads has a value it does not take, by
+    /// the variable's name (one of the SDK's `ENV_*`).
+    Variable(&'static str),
 }
 
 impl Topic {
@@ -49,7 +52,11 @@ impl Topic {
             Self::Advice(advice) if *advice != FailureAdvice::Unknown => {
                 Some(Self::Advice(FailureAdvice::Unknown))
             }
-            Self::AnyAnswer | Self::Advice(_) | Self::Unreachable | Self::Misconfigured => None,
+            Self::AnyAnswer
+            | Self::Advice(_)
+            | Self::Unreachable
+            | Self::Misconfigured
+            | Self::Variable(_) => None,
         }
     }
 }
@@ -371,6 +378,11 @@ pub static TABLE: &[Row] = &[
         topic: Topic::Unreachable,
         commands: Any,
         hint: "check the network and --base-url (MEDIAGEN_BASE_URL); `mediagen config` shows it",
+    },
+    Row {
+        topic: Topic::Variable(mediagen::ENV_SHARED_PACE),
+        commands: Any,
+        hint: "set MEDIAGEN_SHARED_PACE to on (the default) or off, or unset it",
     },
     Row {
         topic: Topic::Misconfigured,

@@ -130,6 +130,11 @@ impl From<&Error> for Failure {
                 topic: Some(Topic::Misconfigured),
                 ..Self::new(Exit::Authentication, "CONFIGURATION_ERROR", message.clone())
             },
+            // A bad value in the environment is the user's mistake, not the key's.
+            Error::InvalidVariable { variable, .. } => Self {
+                topic: Some(Topic::Variable(variable)),
+                ..Self::new(Exit::Usage, "CONFIGURATION_ERROR", err.to_string())
+            },
             Error::InvalidRequest(message) => {
                 Self::new(Exit::Usage, "INVALID_REQUEST", message.clone())
             }

@@ -198,6 +198,31 @@ pub enum Error {
     #[error("invalid client configuration: {0}")]
     Config(String),
 
+    /// The client could not be built: an environment variable it reads has a
+    /// value it does not take. The caller can name the variable and what it
+    /// takes without reading the message.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidVariable {
+    ///     variable: mediagen::ENV_SHARED_PACE,
+    ///     value: "sometimes".into(),
+    ///     expected: "on or off",
+    /// };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid client configuration: MEDIAGEN_SHARED_PACE=\"sometimes\": say on or off"
+    /// );
+    /// ```
+    #[error("invalid client configuration: {variable}={value:?}: say {expected}")]
+    InvalidVariable {
+        /// The variable, one of the SDK's `ENV_*` names.
+        variable: &'static str,
+        /// Its value as read (lossily, when it is not UTF-8).
+        value: String,
+        /// The values it takes, and what it sets.
+        expected: &'static str,
+    },
+
     /// A webhook delivery failed verification: a wrong signature, a missing header or
     /// a timestamp out of tolerance. Answer such a delivery with 400.
     #[error("webhook verification failed: {0}")]
