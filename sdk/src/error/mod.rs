@@ -12,6 +12,7 @@ pub use api::{ApiError, ErrorCode, ErrorKind, FieldError};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::operation::OperationId;
 
 /// Everything that can go wrong in a call of this crate.
 ///
@@ -254,6 +255,27 @@ impl Error {
         match self {
             Self::Api(err) => Some(err),
             Self::AfterCreate { source, .. } | Self::OutcomeUnknown { source, .. } => source.api(),
+            _ => None,
+        }
+    }
+
+    /// The operation of the contract the error names: the one whose outcome is
+    /// unknown, whose answer had an unlisted status or could not be read.
+    ///
+    /// ```
+    /// let err = mediagen::Error::OutcomeUnknown {
+    ///     operation: "create_topup",
+    ///     check: "list the balance operations",
+    ///     source: Box::new(mediagen::Error::InvalidRequest("no answer".into())),
+    /// };
+    /// assert_eq!(err.operation_id(), Some(mediagen::OperationId::CreateTopup));
+    /// ```
+    pub fn operation_id(&self) -> Option<OperationId> {
+        match self {
+            Self::OutcomeUnknown { operation, .. }
+            | Self::UnexpectedStatus { operation, .. }
+            | Self::Decode { operation, .. } => OperationId::find(operation),
+            Self::AfterCreate { source, .. } => source.operation_id(),
             _ => None,
         }
     }
