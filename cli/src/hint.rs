@@ -5,7 +5,9 @@
 //! place to read or change such a hint. Hints about one generation (how to resume
 //! it, by its id) are written where the failure that carries the id is made.
 
-use mediagen::{ErrorCode, ErrorCode as E, FailureAdvice, FailureCode};
+use mediagen::{
+    ErrorCode, ErrorCode as E, FailureAdvice, FailureCode, OperationId, OperationId as O,
+};
 
 use self::Commands::{Any, Only};
 use crate::cli::{CommandId, CommandId as C};
@@ -34,6 +36,9 @@ pub enum Topic {
     Unreachable,
     /// The client could not be made from the base URL and the key.
     Misconfigured,
+    /// An environment variable the SDK reads has a value it does not take, by
+    /// the variable's name (one of the SDK's `ENV_*`).
+    Variable(&'static str),
 }
 
 impl Topic {
@@ -49,7 +54,11 @@ impl Topic {
             Self::Advice(advice) if *advice != FailureAdvice::Unknown => {
                 Some(Self::Advice(FailureAdvice::Unknown))
             }
-            Self::AnyAnswer | Self::Advice(_) | Self::Unreachable | Self::Misconfigured => None,
+            Self::AnyAnswer
+            | Self::Advice(_)
+            | Self::Unreachable
+            | Self::Misconfigured
+            | Self::Variable(_) => None,
         }
     }
 }
@@ -415,6 +424,11 @@ pub static TABLE: &[Row] = &[
         hint: "check the network and --base-url (MEDIAGEN_BASE_URL); `mediagen config` shows it",
     },
     Row {
+        topic: Topic::Variable(mediagen::ENV_SHARED_PACE),
+        commands: Any,
+        hint: "set MEDIAGEN_SHARED_PACE to on (the default) or off, or unset it",
+    },
+    Row {
         topic: Topic::Misconfigured,
         commands: Any,
         hint: "check the base URL and the API key (--base-url and --api-key, MEDIAGEN_BASE_URL \
@@ -439,15 +453,15 @@ pub fn hint(topic: &Topic, command: CommandId) -> Option<&'static str> {
 }
 
 /// The command that shows whether an operation whose outcome is unknown took
-/// effect. The SDK names the operation by the contract's `operationId`, as text.
-pub fn check_command(operation: &str) -> Option<&'static str> {
+/// effect.
+pub fn check_command(operation: OperationId) -> Option<&'static str> {
     Some(match operation {
-        "create_topup" => "mediagen history --type TOPUP",
-        "create_invoice" => "mediagen invoices list",
-        "create_webhook_endpoint" | "update_webhook_endpoint" => "mediagen webhooks list",
-        "rotate_webhook_endpoint_secret" => "mediagen webhooks rotate ID",
-        "send_test_webhook" | "redeliver_webhook_message" => "mediagen webhooks deliveries ID",
-        "cancel_generation" => "mediagen get ID",
+        O::CreateTopup => "mediagen history --type TOPUP",
+        O::CreateInvoice => "mediagen invoices list",
+        O::CreateWebhookEndpoint | O::UpdateWebhookEndpoint => "mediagen webhooks list",
+        O::RotateWebhookEndpointSecret => "mediagen webhooks rotate ID",
+        O::SendTestWebhook | O::RedeliverWebhookMessage => "mediagen webhooks deliveries ID",
+        O::CancelGeneration => "mediagen get ID",
         _ => return None,
     })
 }
@@ -528,12 +542,14 @@ mod tests {
     fn every_command_a_hint_names_is_a_command_of_mediagen() {
         let hints = TABLE.iter().map(|row| row.hint);
         let checks = [
-            "create_topup",
-            "create_invoice",
-            "create_webhook_endpoint",
-            "rotate_webhook_endpoint_secret",
-            "send_test_webhook",
-            "cancel_generation",
+            O::CreateTopup,
+            O::CreateInvoice,
+            O::CreateWebhookEndpoint,
+            O::UpdateWebhookEndpoint,
+            O::RotateWebhookEndpointSecret,
+            O::SendTestWebhook,
+            O::RedeliverWebhookMessage,
+            O::CancelGeneration,
         ]
         .into_iter()
         .filter_map(check_command)

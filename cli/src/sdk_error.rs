@@ -105,7 +105,7 @@ impl From<&Error> for Failure {
                         cause.code, cause.message
                     ),
                 )
-                .hint(match hint::check_command(operation) {
+                .hint(match err.operation_id().and_then(hint::check_command) {
                     Some(command) => format!("{check}: `{command}`"),
                     None => check.to_string(),
                 })
@@ -129,6 +129,11 @@ impl From<&Error> for Failure {
             Error::Config(message) => Self {
                 topic: Some(Topic::Misconfigured),
                 ..Self::new(Exit::Authentication, "CONFIGURATION_ERROR", message.clone())
+            },
+            // A bad value in the environment is the user's mistake, not the key's.
+            Error::InvalidVariable { variable, .. } => Self {
+                topic: Some(Topic::Variable(variable)),
+                ..Self::new(Exit::Usage, "CONFIGURATION_ERROR", err.to_string())
             },
             Error::InvalidRequest(message) => {
                 Self::new(Exit::Usage, "INVALID_REQUEST", message.clone())
@@ -206,6 +211,20 @@ mod tests {
         let failure = Failure::of(&err);
         assert_eq!(failure.exit, Exit::Timeout);
         assert_eq!(failure.steps, ["while waiting"]);
+    }
+
+    #[test]
+    fn an_unknown_outcome_points_at_the_command_that_shows_whether_it_acted() {
+        let err = Error::OutcomeUnknown {
+            operation: "create_topup",
+            check: "list the balance operations",
+            source: Box::new(Error::InvalidRequest("no answer".into())),
+        };
+        let failure = Failure::from(&err);
+        assert_eq!(
+            failure.hint.as_deref(),
+            Some("list the balance operations: `mediagen history --type TOPUP`")
+        );
     }
 
     #[test]

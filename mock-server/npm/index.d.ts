@@ -411,7 +411,14 @@ export declare class World extends MockControl {
   readonly id: string;
   /** The world's demo user's key; undefined when made with `demoUser: false`. */
   readonly apiKey: string | undefined;
-  /** Ends the world. */
+  /**
+   * The world's own control token (`controlToken` of `POST /_mock/worlds`), given
+   * when the mock runs with an admin token: its control routes and its
+   * `DELETE /_mock/worlds/{id}` accept it, no other world's do. This object sends
+   * it (as `adminToken`) on its control calls; undefined without an admin token.
+   */
+  readonly controlToken: string | undefined;
+  /** Ends the world, with its own token. */
   delete(): Promise<void>;
   /** The verdict on the world's client: the same as `getVerdict()`. */
   verdict(): Promise<Verdict>;

@@ -267,20 +267,26 @@ export class EventStream {
   }
 }
 
-/** A world of a running mock: the whole service and its own control API under `baseUrl`. */
+/**
+ * A world of a running mock: the whole service and its own control API under `baseUrl`.
+ * With an admin token, the mock gives each world a `controlToken` of its own, which this
+ * object sends on its control calls and `delete()` in place of the admin token: one that
+ * leaks reaches this world alone.
+ */
 export class World extends MockControl {
   #parent;
 
-  constructor(parent, { id, baseUrl, demoApiKey }) {
-    super(baseUrl, { adminToken: parent.adminToken });
+  constructor(parent, { id, baseUrl, demoApiKey, controlToken }) {
+    super(baseUrl, { adminToken: controlToken ?? parent.adminToken });
     this.#parent = parent;
     this.id = id;
     this.apiKey = demoApiKey;
+    this.controlToken = controlToken;
   }
 
-  /** Ends the world (`deleteWorld` on the server that made it). */
+  /** Ends the world (`deleteWorld` on the server that made it, with this world's token). */
   delete() {
-    return this.#parent.deleteWorld(this.id);
+    return new MockControl(this.#parent.baseUrl, { adminToken: this.adminToken }).deleteWorld(this.id);
   }
 
   /** The verdict on the world's client: the same as `getVerdict()`. */

@@ -30,7 +30,7 @@ pub const ENV_BASE_URL: &str = "MEDIAGEN_BASE_URL";
 /// `false`, `no`) where the processes of the host leave by several addresses,
 /// or for a test that wants its own pace; `on` (the default), `1`, `true` or
 /// `yes` share it. [`ClientBuilder::shared_pace`] wins over it, and any other
-/// value fails [`ClientBuilder::build`].
+/// value fails [`ClientBuilder::build`] with [`Error::InvalidVariable`].
 pub const ENV_SHARED_PACE: &str = "MEDIAGEN_SHARED_PACE";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -535,8 +535,10 @@ impl ClientBuilder {
 
     /// Builds the client.
     ///
-    /// Fails when there is no base URL or it is not an http(s) URL, the key is not
-    /// usable in a header, or the HTTP client cannot be built.
+    /// Fails with [`Error::Config`] when there is no base URL or it is not an
+    /// http(s) URL, the key is not usable in a header, or the HTTP client cannot
+    /// be built; with [`Error::InvalidVariable`] when [`ENV_SHARED_PACE`] says
+    /// neither on nor off.
     ///
     /// ```
     /// let err = mediagen::Client::builder().base_url("ftp://example.com").build().unwrap_err();
@@ -657,10 +659,12 @@ fn shared_pace_from(value: Option<std::ffi::OsString>) -> Result<bool> {
     {
         Some("" | "on" | "1" | "true" | "yes") => Ok(true),
         Some("off" | "0" | "false" | "no") => Ok(false),
-        _ => Err(Error::Config(format!(
-            "{ENV_SHARED_PACE}={value:?}: say on or off (whether the pace is shared with the \
-             other processes of this host)"
-        ))),
+        _ => Err(Error::InvalidVariable {
+            variable: ENV_SHARED_PACE,
+            value: value.to_string_lossy().into_owned(),
+            expected: "on or off (whether the pace is shared with the other processes of this \
+                       host)",
+        }),
     }
 }
 
@@ -679,7 +683,13 @@ mod tests {
             assert!(!says(off).unwrap(), "{off}");
         }
         let err = says("of").unwrap_err();
-        assert!(matches!(err, Error::Config(_)));
+        assert!(matches!(
+            err,
+            Error::InvalidVariable {
+                variable: ENV_SHARED_PACE,
+                ..
+            }
+        ));
         assert!(
             err.to_string().contains("MEDIAGEN_SHARED_PACE=\"of\""),
             "{err}"

@@ -78,6 +78,7 @@ pub use model::webhook::{
     CreatedWebhookEndpoint, DeliveryOutcome, DeliveryTrigger, EventTypeFilter, RotatedSecret,
     WebhookSecret,
 };
+pub use operation::OperationId;
 pub use options::RequestOptions;
 pub use pagination::Page;
 pub use progress::Progress;

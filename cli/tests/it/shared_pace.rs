@@ -84,11 +84,17 @@ async fn a_shared_pace_setting_that_is_neither_on_nor_off_is_refused_by_name() {
 
     let output = run(command).await;
 
-    assert!(!output.status.success());
+    // A usage mistake: exit 2, and a hint about the variable, not the key.
+    assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains("MEDIAGEN_SHARED_PACE=\"sometimes\""),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("set MEDIAGEN_SHARED_PACE to on") && stderr.contains("or off"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("API key"), "{stderr}");
     assert!(setup.mock.list_requests().is_empty());
 }

@@ -164,3 +164,38 @@ test("a world's live journal tells a fault, its request and a clock move, in ord
     await mock.stop();
   }
 });
+
+test("a world made with an admin token sends its own control token, which no other world takes", async () => {
+  const mock = await startMock({ adminToken: "s3cret" });
+  try {
+    const world = await mock.createWorld();
+    const other = await mock.createWorld();
+    assert.ok(world.controlToken, "the mock answers a controlToken");
+    assert.notEqual(world.controlToken, "s3cret");
+    assert.notEqual(world.controlToken, other.controlToken);
+    assert.equal(world.adminToken, world.controlToken, "its control calls carry its own token");
+    await world.advanceClock(5);
+
+    const crossed = await fetch(`${world.baseUrl}/_mock/clock`, {
+      headers: { authorization: `Bearer ${other.controlToken}` },
+    });
+    assert.equal(crossed.status, 401);
+
+    await world.delete();
+    assert.deepEqual((await mock.listWorlds()).map((w) => w.id), [other.id]);
+  } finally {
+    await mock.stop();
+  }
+});
+
+test("a world made without an admin token has no control token", async () => {
+  const mock = await startMock();
+  try {
+    const world = await mock.createWorld();
+    assert.equal(world.controlToken, undefined);
+    await world.advanceClock(1);
+    await world.delete();
+  } finally {
+    await mock.stop();
+  }
+});

@@ -90,6 +90,35 @@ def test_the_admin_token_is_sent_on_control_calls() -> None:
     assert raised.value.code == 401
 
 
+def test_a_world_made_with_an_admin_token_sends_its_own_control_token() -> None:
+    with MockServer(admin_token="s3cret") as mock:
+        world = mock.create_world()
+        other = mock.create_world()
+        assert world.control_token and world.control_token != "s3cret"
+        assert world.control_token != other.control_token
+        assert world.admin_token == world.control_token
+        world.advance_clock(5)
+
+        crossed = urllib.request.Request(
+            world.url("/_mock/clock"),
+            headers={"Authorization": f"Bearer {other.control_token}"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            NO_PROXY.open(crossed, timeout=5)
+        assert raised.value.code == 401
+
+        world.delete()
+        assert [w["id"] for w in mock.list_worlds()] == [other.id]
+
+
+def test_a_world_made_without_an_admin_token_has_no_control_token() -> None:
+    with MockServer() as mock:
+        world = mock.create_world()
+        assert world.control_token is None
+        world.advance_clock(1)
+        world.delete()
+
+
 def test_each_test_gets_a_fresh_world_on_one_server_with_the_flags_given(
     pytester: pytest.Pytester,
 ) -> None:

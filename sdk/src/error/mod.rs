@@ -12,6 +12,7 @@ pub use api::{ApiError, ErrorCode, ErrorKind, FieldError};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 use crate::model::generation::{Generation, GenerationFailure, GenerationStatus};
+use crate::operation::OperationId;
 
 /// Everything that can go wrong in a call of this crate.
 ///
@@ -198,6 +199,31 @@ pub enum Error {
     #[error("invalid client configuration: {0}")]
     Config(String),
 
+    /// The client could not be built: an environment variable it reads has a
+    /// value it does not take. The caller can name the variable and what it
+    /// takes without reading the message.
+    ///
+    /// ```
+    /// let err = mediagen::Error::InvalidVariable {
+    ///     variable: mediagen::ENV_SHARED_PACE,
+    ///     value: "sometimes".into(),
+    ///     expected: "on or off",
+    /// };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid client configuration: MEDIAGEN_SHARED_PACE=\"sometimes\": say on or off"
+    /// );
+    /// ```
+    #[error("invalid client configuration: {variable}={value:?}: say {expected}")]
+    InvalidVariable {
+        /// The variable, one of the SDK's `ENV_*` names.
+        variable: &'static str,
+        /// Its value as read (lossily, when it is not UTF-8).
+        value: String,
+        /// The values it takes, and what it sets.
+        expected: &'static str,
+    },
+
     /// A webhook delivery failed verification: a wrong signature, a missing header or
     /// a timestamp out of tolerance. Answer such a delivery with 400.
     #[error("webhook verification failed: {0}")]
@@ -229,6 +255,27 @@ impl Error {
         match self {
             Self::Api(err) => Some(err),
             Self::AfterCreate { source, .. } | Self::OutcomeUnknown { source, .. } => source.api(),
+            _ => None,
+        }
+    }
+
+    /// The operation of the contract the error names: the one whose outcome is
+    /// unknown, whose answer had an unlisted status or could not be read.
+    ///
+    /// ```
+    /// let err = mediagen::Error::OutcomeUnknown {
+    ///     operation: "create_topup",
+    ///     check: "list the balance operations",
+    ///     source: Box::new(mediagen::Error::InvalidRequest("no answer".into())),
+    /// };
+    /// assert_eq!(err.operation_id(), Some(mediagen::OperationId::CreateTopup));
+    /// ```
+    pub fn operation_id(&self) -> Option<OperationId> {
+        match self {
+            Self::OutcomeUnknown { operation, .. }
+            | Self::UnexpectedStatus { operation, .. }
+            | Self::Decode { operation, .. } => OperationId::find(operation),
+            Self::AfterCreate { source, .. } => source.operation_id(),
             _ => None,
         }
     }

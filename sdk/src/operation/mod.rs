@@ -15,7 +15,7 @@ use http::Method;
 
 use crate::limits::LimitScope;
 
-pub(crate) use table::OperationId;
+pub use table::OperationId;
 use table::{OPERATIONS, Row};
 
 /// Whether an operation may be sent again, by what it does (Never do anything twice
@@ -56,8 +56,12 @@ impl OperationId {
         &OPERATIONS[self as usize]
     }
 
-    /// Its `operationId`.
-    pub(crate) fn as_str(self) -> &'static str {
+    /// Its `operationId` in the contract.
+    ///
+    /// ```
+    /// assert_eq!(mediagen::OperationId::CreateTopup.as_str(), "create_topup");
+    /// ```
+    pub fn as_str(self) -> &'static str {
         self.row().operation_id
     }
 

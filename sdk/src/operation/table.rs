@@ -2,9 +2,12 @@
 // Do not edit by hand: change the contract and run the generator again.
 // CI runs the generator with `--check`, which fails when this file drifts from the contract.
 
-/// An operation of the contract.
+/// An operation of the contract, as the SDK's errors name it
+/// ([`Error::operation_id`](crate::Error::operation_id)). The contract may
+/// gain operations, so a `match` on it needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum OperationId {
+#[non_exhaustive]
+pub enum OperationId {
     ///`GET /api/openapi.json`: Get this OpenAPI document
     GetOpenapiDocument,
     ///`GET /health`: Liveness check

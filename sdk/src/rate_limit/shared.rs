@@ -20,384 +20,31 @@
 //! program's file, a torn write, a link) is replaced, and the client goes on
 //! from what it knew itself.
 
-use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, File, OpenOptions, TryLockError};
+mod file;
+mod format;
+mod slot;
+
+use std::collections::HashMap;
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use self::file::{create_dir, open_regular, read_all, write_all_at_start};
+use self::format::{Counts, Document, Entry, Now, Owner, STATE_FILE, parse, record, window};
+use self::slot::{Slot, slot_held};
+use super::Table;
+use crate::limits::LimitScope;
 
-use super::{Table, Window};
-use crate::limits::{LimitScope, RateLimit};
+pub(crate) use self::file::default_dir;
 
-/// The format of the state file; another version of the SDK that writes
-/// another format names its file after it, so the two never fight over one.
-const FORMAT: &str = "mediagen-pace/1";
-const STATE_FILE: &str = "pace-1.json";
-/// At most this many processes share a pace; one more keeps its own.
-const SLOTS: u32 = 256;
-/// A state file this large was not written by a pace.
-const MAX_BYTES: u64 = 1 << 20;
 /// A shorter state is padded with spaces (which JSON allows) up to this many
 /// bytes rather than the file cut: cutting a file costs a request more than
 /// the rest of its bookkeeping on a journaling file system.
 const MAX_PADDING: usize = 4096;
 /// How long a process seen alive is taken to be, before its slot is looked at again.
 const SEEN_ALIVE_FOR: Duration = Duration::from_secs(1);
-/// The service's longest window is ten minutes: a reset further off than a
-/// day is no answer of it.
-const FARTHEST_RESET: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// Where the processes of this host keep their shared pace unless told
-/// otherwise: `$XDG_RUNTIME_DIR/mediagen`, else the user's cache directory's
-/// `mediagen`; `None` (said at debug level) when the environment names neither.
-pub(crate) fn default_dir() -> Option<PathBuf> {
-    let dir = var_dir("XDG_RUNTIME_DIR")
-        .or_else(cache_dir)
-        .map(|dir| dir.join("mediagen"));
-    if dir.is_none() {
-        tracing::debug!(
-            "the pace is this process's own: the environment names no runtime or cache directory"
-        );
-    }
-    dir
-}
-
-fn var_dir(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-}
-
-fn cache_dir() -> Option<PathBuf> {
-    if cfg!(windows) {
-        var_dir("LOCALAPPDATA")
-    } else if cfg!(target_os = "macos") {
-        var_dir("HOME").map(|home| home.join("Library/Caches"))
-    } else {
-        var_dir("XDG_CACHE_HOME").or_else(|| var_dir("HOME").map(|home| home.join(".cache")))
-    }
-}
-
-/// What one process has under way against a service.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct Counts {
-    in_flight: HashMap<LimitScope, u32>,
-    waiters: u32,
-}
-
-impl Counts {
-    fn in_flight(&self, scope: LimitScope) -> u32 {
-        self.in_flight.get(&scope).copied().unwrap_or(0)
-    }
-
-    fn add(&mut self, other: &Self) {
-        for (scope, n) in &other.in_flight {
-            let count = self.in_flight.entry(*scope).or_default();
-            *count = count.saturating_add(*n);
-        }
-        self.waiters = self.waiters.saturating_add(other.waiters);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.waiters == 0 && self.in_flight.values().all(|n| *n == 0)
-    }
-}
-
-/// This process's place among those sharing a directory: a file it holds
-/// locked for as long as it lives. A process that reuses a dead one's slot has
-/// another nonce, so the dead one's reservations are not taken for its own.
-#[derive(Debug)]
-pub(super) struct Slot {
-    index: u32,
-    nonce: u64,
-    _held: File,
-}
-
-impl Slot {
-    /// This process's slot in `dir`, claimed on first use and held until it exits.
-    fn of_process(dir: &Path) -> io::Result<Arc<Self>> {
-        static SLOTS_HELD: LazyLock<Mutex<HashMap<PathBuf, Arc<Slot>>>> =
-            LazyLock::new(Mutex::default);
-        let mut held = SLOTS_HELD.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(slot) = held.get(dir) {
-            return Ok(Arc::clone(slot));
-        }
-        let slot = Arc::new(Self::claim(dir)?);
-        held.insert(dir.to_owned(), Arc::clone(&slot));
-        Ok(slot)
-    }
-
-    /// The first slot of `dir` no live process holds.
-    pub(super) fn claim(dir: &Path) -> io::Result<Self> {
-        for index in 0..SLOTS {
-            let file = open_regular(&slot_path(dir, index))?;
-            match file.try_lock() {
-                Ok(()) => {
-                    return Ok(Self {
-                        index,
-                        nonce: rand::random(),
-                        _held: file,
-                    });
-                }
-                Err(TryLockError::WouldBlock) => {}
-                Err(TryLockError::Error(err)) => return Err(err),
-            }
-        }
-        Err(io::Error::other(format!("all {SLOTS} slots are held")))
-    }
-}
-
-fn slot_path(dir: &Path, index: u32) -> PathBuf {
-    dir.join(format!("pace-1.slot-{index}"))
-}
-
-/// Whether a process holds slot `index` of `dir`. When in doubt, yes: counting
-/// a dead process's request a little longer costs a little pace; forgetting a
-/// live one's may cost a 429.
-fn slot_held(dir: &Path, index: u32) -> bool {
-    match File::open(slot_path(dir, index)) {
-        Ok(file) => !matches!(file.try_lock(), Ok(())),
-        Err(err) => err.kind() != io::ErrorKind::NotFound,
-    }
-}
-
-/// Opens (or creates) the regular file at `path`, readable by its owner only.
-/// Whatever else is there (a link, a pipe, a file this user may not read) is
-/// removed first: it is never followed, read or trusted.
-fn open_regular(path: &Path) -> io::Result<File> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => fs::remove_file(path)?,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(err),
-    }
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
-            fs::remove_file(path)?;
-            options.open(path)
-        }
-        opened => opened,
-    }
-}
-
-/// Reads the whole of `file` into `buffer`, up to [`MAX_BYTES`] and one more.
-/// Two system calls when the file is no longer than what was read last time.
-fn read_all(file: &File, buffer: &mut Vec<u8>) -> io::Result<()> {
-    let mut len = 0;
-    buffer.resize(buffer.capacity().max(4096), 0);
-    loop {
-        if len == buffer.len() {
-            buffer.resize(len * 2, 0);
-        }
-        let read = read_at(file, &mut buffer[len..], len as u64)?;
-        len += read;
-        if read == 0 || len as u64 > MAX_BYTES {
-            break;
-        }
-    }
-    buffer.truncate(len);
-    Ok(())
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
-}
-
-#[cfg(unix)]
-fn write_all_at_start(file: &File, bytes: &[u8]) -> io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, bytes, 0)
-}
-
-#[cfg(not(unix))]
-fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    use std::io::{Read, Seek, SeekFrom};
-    file.seek(SeekFrom::Start(offset))?;
-    file.read(buffer)
-}
-
-#[cfg(not(unix))]
-fn write_all_at_start(mut file: &File, bytes: &[u8]) -> io::Result<()> {
-    use std::io::{Seek, SeekFrom, Write};
-    file.seek(SeekFrom::Start(0))?;
-    file.write_all(bytes)
-}
-
-/// The state file as written: one entry per service origin.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Document {
-    format: String,
-    origins: BTreeMap<String, Entry>,
-}
-
-impl Document {
-    fn new() -> Self {
-        Self {
-            format: FORMAT.to_owned(),
-            origins: BTreeMap::new(),
-        }
-    }
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Entry {
-    /// By [`LimitScope::key`].
-    windows: BTreeMap<String, WindowRecord>,
-    owners: Vec<Owner>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct WindowRecord {
-    limit: u32,
-    remaining: Option<u32>,
-    /// Nanoseconds since the Unix epoch on the host's wall clock, the one
-    /// clock its processes read alike.
-    reset_at: Option<u64>,
-    /// The latest `x-ratelimit-limit`, `-remaining` and `-reset`.
-    last: Option<(u32, u32, u64)>,
-}
-
-/// What one process has under way, under its slot.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Owner {
-    slot: u32,
-    nonce: u64,
-    /// By [`LimitScope::key`].
-    in_flight: BTreeMap<String, u32>,
-    waiters: u32,
-}
-
-impl Owner {
-    fn new(slot: &Slot, counts: &Counts) -> Self {
-        Self {
-            slot: slot.index,
-            nonce: slot.nonce,
-            in_flight: counts
-                .in_flight
-                .iter()
-                .filter(|(_, n)| **n > 0)
-                .map(|(scope, n)| (scope.key().to_owned(), *n))
-                .collect(),
-            waiters: counts.waiters,
-        }
-    }
-
-    fn counts(&self) -> Counts {
-        Counts {
-            in_flight: self
-                .in_flight
-                .iter()
-                .filter_map(|(key, n)| Some((LimitScope::from_key(key)?, *n)))
-                .collect(),
-            waiters: self.waiters,
-        }
-    }
-}
-
-/// One moment on the client's clock and on the wall clock, to carry times
-/// from one process to another.
-#[derive(Debug, Clone, Copy)]
-struct Now {
-    instant: Instant,
-    wall: u64,
-}
-
-impl Now {
-    fn at(instant: Instant) -> Self {
-        let wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, nanos);
-        Self { instant, wall }
-    }
-
-    fn wall(self, at: Instant) -> u64 {
-        if at >= self.instant {
-            self.wall.saturating_add(nanos(at - self.instant))
-        } else {
-            self.wall.saturating_sub(nanos(self.instant - at))
-        }
-    }
-
-    /// A time already past is now: all that matters of it is that it passed.
-    fn instant(self, wall: u64) -> Instant {
-        self.instant + Duration::from_nanos(wall.saturating_sub(self.wall))
-    }
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
-}
-
-fn record(window: &Window, now: Now) -> WindowRecord {
-    WindowRecord {
-        limit: window.limit,
-        remaining: window.remaining,
-        reset_at: window.reset_at.map(|at| now.wall(at)),
-        last: window
-            .last
-            .map(|last| (last.limit, last.remaining, last.reset.as_secs())),
-    }
-}
-
-fn window(scope: LimitScope, record: &WindowRecord, now: Now) -> Window {
-    Window {
-        limit: record.limit,
-        remaining: record.remaining,
-        reset_at: record.reset_at.map(|at| now.instant(at)),
-        last: record.last.map(|(limit, remaining, reset)| RateLimit {
-            limit,
-            remaining,
-            reset: Duration::from_secs(reset),
-        }),
-        ..Window::new(scope)
-    }
-}
-
-/// The state file read as this format, or why it cannot be trusted.
-fn parse(bytes: &[u8], now: Now) -> Result<Document, String> {
-    if bytes.is_empty() {
-        return Ok(Document::new());
-    }
-    let document: Document = serde_json::from_slice(bytes).map_err(|err| err.to_string())?;
-    if document.format != FORMAT {
-        return Err(format!("its format is {:?}", document.format));
-    }
-    let farthest = now.wall.saturating_add(nanos(FARTHEST_RESET));
-    for entry in document.origins.values() {
-        for (key, record) in &entry.windows {
-            if LimitScope::from_key(key).is_none() {
-                return Err(format!("it names a limit {key:?}"));
-            }
-            if record.reset_at.is_some_and(|at| at > farthest) {
-                return Err(format!("the {key} window resets more than a day from now"));
-            }
-        }
-        for owner in &entry.owners {
-            if owner.slot >= SLOTS {
-                return Err(format!("it names a slot {}", owner.slot));
-            }
-            if let Some(key) = owner
-                .in_flight
-                .keys()
-                .find(|key| LimitScope::from_key(key).is_none())
-            {
-                return Err(format!("it names a limit {key:?}"));
-            }
-        }
-    }
-    Ok(document)
-}
 
 /// One service's pace in the host's state file.
 #[derive(Debug)]
@@ -494,15 +141,6 @@ impl Store {
         }
         table.waiters = self.own.waiters;
     }
-}
-
-/// The state directory, readable by its owner only.
-fn create_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 /// The state file, locked and read; [`commit`](Self::commit) writes it back.
@@ -650,10 +288,13 @@ impl Drop for Session<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::io::Write;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
+    use super::format::FORMAT;
     use super::*;
+    use crate::rate_limit::Window;
     use crate::rate_limit::tests::{Frozen, LONG, general, headers};
     use crate::rate_limit::{Pacer, Scopes};
 
@@ -916,16 +557,6 @@ mod tests {
         let written = state_file(dir.path());
         assert!(!written.contains("http://reset"), "{written}");
         assert!(written.contains("http://running"), "{written}");
-    }
-
-    #[test]
-    fn a_time_carried_through_the_wall_clock_comes_back_the_same() {
-        let now = Now::at(Instant::now());
-        let at = now.instant + Duration::from_millis(1234);
-        assert_eq!(now.instant(now.wall(at)), at);
-        // A time past is now.
-        let past = now.instant.checked_sub(Duration::from_secs(5)).unwrap();
-        assert_eq!(now.instant(now.wall(past)), now.instant);
     }
 
     /// What a subscriber wrote.

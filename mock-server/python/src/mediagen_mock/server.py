@@ -119,6 +119,8 @@ class ControlApi(DeprecatedNames):
     """
 
     admin_token: str | None = None
+    """Sent as `Authorization: Bearer <token>` on every control call: the
+    server's admin token, or a world's own `control_token`."""
 
     @property
     def base_url(self) -> str:
@@ -432,16 +434,33 @@ class World(ControlApi):
     """One world of a mock server: isolated from every other (its own users,
     clock, faults, settings, request log, deliveries), made by
     `MockServer.create_world`. `base_url` and `api_key` are all a client needs.
+
+    With an admin token, the mock gives each world a `control_token` of its
+    own, which this object sends on its control calls and `delete()` in place
+    of the admin token: one that leaks reaches this world alone.
     """
 
     def __init__(
-        self, server: MockServer, world_id: str, base_url: str, api_key: str | None
+        self,
+        server: MockServer,
+        world_id: str,
+        base_url: str,
+        api_key: str | None,
+        control_token: str | None = None,
     ) -> None:
         self.server = server
         self.id = world_id
         self._base_url = base_url
         self._api_key = api_key
-        self.admin_token = server.admin_token
+        self._control_token = control_token
+        self.admin_token = control_token or server.admin_token
+
+    @property
+    def control_token(self) -> str | None:
+        """The world's own control token (`controlToken` of `POST /_mock/worlds`):
+        its control routes and its `DELETE /_mock/worlds/{id}` accept it, no
+        other world's do. None when the mock runs without an admin token."""
+        return self._control_token
 
     @property
     def base_url(self) -> str:
@@ -456,8 +475,10 @@ class World(ControlApi):
         return self._api_key
 
     def delete(self) -> None:
-        """Ends the world and frees its memory (`DELETE /_mock/worlds/{id}`)."""
-        self.server.delete_world(self.id)
+        """Ends the world and frees its memory (`DELETE /_mock/worlds/{id}` on
+        the server, with the world's own token)."""
+        path = f"/_mock/worlds/{_segment(self.id)}"
+        _call(self.server.url(path), "DELETE", path, None, self.admin_token)
 
     def __repr__(self) -> str:
         return f"World(id={self.id!r}, base_url={self._base_url!r})"
@@ -772,7 +793,13 @@ class MockServer(ControlApi):
         }
         body = {k: v for k, v in settings.items() if v is not None}
         answer = self.control("POST", "/_mock/worlds", body)
-        return World(self, answer["id"], answer["baseUrl"], answer.get("demoApiKey"))
+        return World(
+            self,
+            answer["id"],
+            answer["baseUrl"],
+            answer.get("demoApiKey"),
+            answer.get("controlToken"),
+        )
 
     def list_worlds(self) -> list[dict[str, Any]]:
         """The worlds beside the root: `id`, `baseUrl`, `createdAt` (`GET /_mock/worlds`)."""

@@ -182,9 +182,12 @@ fn table_code(doc: &Value) -> Result<String> {
     }
     let count = rows.len();
     let file: syn::File = syn::parse2(quote::quote! {
-        /// An operation of the contract.
+        /// An operation of the contract, as the SDK's errors name it
+        /// ([`Error::operation_id`](crate::Error::operation_id)). The contract may
+        /// gain operations, so a `match` on it needs a `_` arm.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub(crate) enum OperationId { #(#variants),* }
+        #[non_exhaustive]
+        pub enum OperationId { #(#variants),* }
 
         /// What the contract says of one operation.
         #[derive(Debug)]
