@@ -202,9 +202,14 @@ pub async fn prepare(
             }
             None => match register(ctx, client, &ledger, &base).await? {
                 Ok((recorded, secret)) => (Endpoint::Run(recorded), secret),
-                // No endpoint known: the run reads each generation instead,
-                // and removes the endpoint, if one was made, at its end.
+                // No endpoint known: the run reads each generation instead.
+                // The endpoint, if one was made, goes now, before any
+                // generation exists, so that no delivery comes to a receiver
+                // that cannot verify it; failing that, at the run's end.
                 Err(unknown) => {
+                    if remove(ctx, client, &ledger, &unknown).await {
+                        return Ok(None);
+                    }
                     let hooks = Hooks::serve(listener, None, Endpoint::Run(unknown));
                     return Ok(Some(hooks));
                 }
@@ -333,9 +338,9 @@ async fn register(
 }
 
 /// Deletes an endpoint of a run, found by its id, or by its URL when its create
-/// got no answer; forgotten once it is gone. One that cannot be deleted now
-/// stays in the journal for the next run.
-async fn remove(ctx: &Context, client: &Client, ledger: &Ledger, recorded: &Recorded) {
+/// got no answer; forgotten once it is gone (`true`). One that cannot be
+/// deleted now stays in the journal for the next run.
+async fn remove(ctx: &Context, client: &Client, ledger: &Ledger, recorded: &Recorded) -> bool {
     let id = match &recorded.id {
         Some(id) => Some(id.clone()),
         None => match client.webhooks().list().await {
@@ -349,7 +354,7 @@ async fn remove(ctx: &Context, client: &Client, ledger: &Ledger, recorded: &Reco
                      of this batch does",
                     recorded.url
                 ));
-                return;
+                return false;
             }
         },
     };
@@ -372,15 +377,22 @@ async fn remove(ctx: &Context, client: &Client, ledger: &Ledger, recorded: &Reco
             .forget(&recorded.url)
             .map_err(|err| format!("the journal could not forget {}: {err:#}", recorded.url))
     });
-    if let Err(note) = forgotten {
-        ctx.out.note(note);
+    match forgotten {
+        Ok(()) => true,
+        Err(note) => {
+            ctx.out.note(note);
+            false
+        }
     }
 }
 
 impl Hooks {
     /// Serves deliveries at `listener`: each verified one goes to the client's
     /// waits (204), one that does not verify is refused (400). Without a
-    /// receiver, every delivery is refused: its secret is not known.
+    /// receiver (an endpoint whose create got no answer and could not be
+    /// deleted yet), every delivery is answered 410, which the service reads as
+    /// "unsubscribe": its secret is not known, and the run reads each
+    /// generation instead.
     fn serve(
         listener: tokio::net::TcpListener,
         receiver: Option<WebhookReceiver>,
@@ -419,7 +431,7 @@ async fn deliver(
     body: Bytes,
 ) -> StatusCode {
     let Some(receiver) = receiver else {
-        return StatusCode::BAD_REQUEST;
+        return StatusCode::GONE;
     };
     match receiver.receive(&headers, &body) {
         Ok(_) => StatusCode::NO_CONTENT,
