@@ -476,3 +476,21 @@ test('the Verdict panel names a bad client’s findings in words, live and when 
   await waitForCount(page.locator('#findings li'), 0);
   assert.deepEqual(errors, []);
 });
+
+test('a receiver’s finding links to its webhook message', async () => {
+  const mock = await startMock();
+  const { hook } = await startReceiver([500], 'receiver down');
+  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook })).status, 201);
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a harbour', params: { aspect_ratio: '16:9' } }, { 'idempotency-key': 'harbour' });
+  await advance(page, 60);
+  const finding = page.locator('#findings [data-rule="receiver-failed"]');
+  await waitForText(finding, /violation receiver-failed/);
+  const message = page.locator('#messages .message').first();
+  const messageId = await message.getAttribute('data-message-id');
+  await finding.locator(`a[data-ref="${messageId}"]`).click();
+  assert.match(await message.getAttribute('class'), /highlight/);
+  assert.deepEqual(errors, []);
+});
