@@ -402,3 +402,95 @@ test('on a real clock, Advance clock is disabled and says why on hover', async (
   assert.equal(await page.getAttribute('#advance-form', 'title'), null);
   assert.deepEqual(errors, []);
 });
+
+test('the Verdict panel names a bad client’s findings in words, live and when opened, with links to their requests', async () => {
+  const mock = await startMock();
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+  const summary = page.locator('#verdict-summary');
+  await waitForText(summary, /^Clean: no violation\.$/);
+
+  // A create without an Idempotency-Key: advice, which leaves the verdict clean.
+  const body = { modelSlug: 'flux-schnell', prompt: 'a bad client', params: { aspect_ratio: '16:9' } };
+  const bare = await api(mock, 'POST', '/v1/generations', { ...body, prompt: 'no key at all' });
+  assert.equal(bare.status, 202);
+  const advice = page.locator('#findings [data-rule="create-without-key"]');
+  await waitForText(advice, /advice create-without-key/);
+  await waitForText(summary, /^Clean: no violation \(1 advice\)\.$/);
+
+  // A create answered 503, sent again with another key: a violation.
+  const fault = await api(mock, 'POST', '/_mock/faults', { method: 'POST', path: '/v1/generations', effect: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', count: 1 });
+  assert.equal(fault.status, 201);
+  const failed = await fetch(mock.url + '/v1/generations', {
+    method: 'POST',
+    headers: { authorization: 'Bearer ' + mock.key, 'content-type': 'application/json', 'idempotency-key': 'first-key' },
+    body: JSON.stringify(body),
+  });
+  assert.equal(failed.status, 503);
+  const failedId = failed.headers.get('x-request-id');
+  const again = await api(mock, 'POST', '/v1/generations', body, { 'idempotency-key': 'second-key' });
+  assert.equal(again.status, 202);
+
+  const violation = page.locator('#findings [data-rule="create-retry-new-key"]');
+  await waitForText(violation, /violation create-retry-new-key/);
+  await waitForText(summary, /^Not clean: 1 violation, 1 advice\.$/);
+
+  // Both as the page reads them from GET /_mock/verdict when it opens.
+  await page.reload();
+  await page.locator('#live.on').waitFor({ timeout: WAIT });
+  const verdict = (await api(mock, 'GET', '/_mock/verdict')).body;
+  for (const finding of verdict.findings) {
+    const item = page.locator(`#findings [data-rule="${finding.rule}"]`);
+    const text = await waitForText(item, new RegExp(finding.rule));
+    for (const words of [finding.severity, finding.message, finding.documentRule, finding.advice]) {
+      assert.ok(text.includes(words), `${finding.rule}: "${words}" not in "${text}"`);
+    }
+    assert.match(text, finding.count === 1 ? /once/ : new RegExp(finding.count + ' times'));
+  }
+  const wanted = verdict.findings.find((f) => f.rule === 'create-retry-new-key');
+  assert.ok(wanted.requestIds.includes(failedId));
+  assert.match(await textOf(violation.locator('.message')), /Idempotency-Key/);
+  assert.match(await textOf(advice.locator('.advice')), /^Do: /);
+  await waitForText(summary, /^Not clean: 1 violation, 1 advice\.$/);
+
+  // A link, once a filter hides the request, clears the filter and shows it.
+  await page.fill('#filter-status', '2xx');
+  await waitForCount(page.locator(`#requests tr[data-request-id="${failedId}"]`), 0);
+  await violation.locator(`a[data-ref="${failedId}"]`).click();
+  const row = page.locator(`#requests tr[data-request-id="${failedId}"]`);
+  await row.waitFor({ timeout: WAIT });
+  assert.match(await row.getAttribute('class'), /highlight/);
+  assert.match(await row.textContent(), /POST\/v1\/generations503/);
+  assert.ok(await row.isVisible());
+  await page.waitForFunction((id) => {
+    const r = document.querySelector(`#requests tr[data-request-id="${id}"]`).getBoundingClientRect();
+    const p = document.getElementById('requests-panel').getBoundingClientRect();
+    return r.top >= p.top && r.bottom <= p.bottom && r.top >= 0 && r.bottom <= innerHeight;
+  }, failedId, { timeout: WAIT });
+  assert.equal(await page.inputValue('#filter-status'), '');
+  await page.screenshot({ path: join(artifacts, 'verdict.png'), fullPage: true });
+
+  // Started over from the page: clean again.
+  await page.click('#reset-verdict');
+  await waitForText(summary, /^Clean: no violation\.$/);
+  await waitForCount(page.locator('#findings li'), 0);
+  assert.deepEqual(errors, []);
+});
+
+test('a receiver’s finding links to its webhook message', async () => {
+  const mock = await startMock();
+  const { hook } = await startReceiver([500], 'receiver down');
+  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook })).status, 201);
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+
+  await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: 'a harbour', params: { aspect_ratio: '16:9' } }, { 'idempotency-key': 'harbour' });
+  await advance(page, 60);
+  const finding = page.locator('#findings [data-rule="receiver-failed"]');
+  await waitForText(finding, /violation receiver-failed/);
+  const message = page.locator('#messages .message').first();
+  const messageId = await message.getAttribute('data-message-id');
+  await finding.locator(`a[data-ref="${messageId}"]`).click();
+  assert.match(await message.getAttribute('class'), /highlight/);
+  assert.deepEqual(errors, []);
+});

@@ -36,6 +36,11 @@ const state = {
   billing: new Map(), // id -> event
   outbox: [],
   faults: [],
+  // The verdict's findings in the order first made, keyed by findingKey.
+  findings: new Map(),
+  verdictRead: false,
+  // The request or message a finding's link pointed at, kept through redraws.
+  highlight: null,
   lastSeq: 0,
   missed: 0,
 };
@@ -131,6 +136,7 @@ function render() {
   if (panels.has('users')) renderUsers();
   if (panels.has('billing')) renderBilling();
   if (panels.has('faults')) renderFaults();
+  if (panels.has('verdict')) renderVerdict();
 }
 
 function statusMatches(filter, status) {
@@ -150,7 +156,8 @@ function renderRequests() {
     if (user && !String(r.userId || '').includes(user)) continue;
     if (path && !r.path.includes(path)) continue;
     if (!statusMatches(status, r.status)) continue;
-    const cls = r.status === null || r.status === undefined ? 'dropped' : r.status >= 400 ? 'error' : 'ok';
+    let cls = r.status === null || r.status === undefined ? 'dropped' : r.status >= 400 ? 'error' : 'ok';
+    if (r.requestId === state.highlight) cls += ' highlight';
     rows.push(
       el('tr', { class: cls, 'data-request-id': r.requestId },
         el('td', {}, time(r.at)),
@@ -214,7 +221,7 @@ function renderMessages() {
   for (const [id, m] of newest(state.messages)) {
     const info = m.info;
     cards.push(
-      el('article', { class: 'card message state-' + info.state, 'data-message-id': id },
+      el('article', { class: 'card message state-' + info.state + (id === state.highlight ? ' highlight' : ''), 'data-message-id': id },
         el('div', { class: 'head' },
           el('strong', {}, info.state), ' ', info.eventType, ' ',
           el('span', { class: 'id', title: id }, short(id)),
@@ -266,6 +273,83 @@ function renderFaults() {
     el('button', { type: 'button', onclick: () => act('DELETE', '/_mock/faults/' + encodeURIComponent(f.id)).then(refreshFaults) }, 'remove'))));
 }
 
+// A finding's identity: the mock keeps one per rule and subject, and the
+// event does not name the subject; its first request id and its words, both
+// fixed once it is made, tell two findings of one rule apart.
+function findingKey(f) {
+  return f.rule + '\n' + ((f.requestIds || [])[0] || '') + '\n' + f.message;
+}
+
+// A finding from the verdict or from its event: counts only grow, so the
+// larger one is the newer (the list and the stream may cross).
+function addFinding(f) {
+  const key = findingKey(f);
+  const known = state.findings.get(key);
+  if (known && (known.count || 0) > (f.count || 0)) return;
+  state.findings.set(key, Object.assign({}, known, f, { firstAt: (known && known.firstAt) || f.firstAt }));
+  touch('verdict');
+}
+
+// Scrolls to the request (or webhook message) a finding names and marks it;
+// a filter that hides it is cleared first.
+function showRef(id) {
+  state.highlight = id;
+  if (state.requestIds.has(id)) {
+    for (const f of ['filter-user', 'filter-path', 'filter-status']) $(f).value = '';
+    renderRequests();
+    const row = $('requests').querySelector(`tr[data-request-id="${CSS.escape(id)}"]`);
+    if (row) row.scrollIntoView({ block: 'center' });
+  } else {
+    renderMessages();
+    const card = $('messages').querySelector(`[data-message-id="${CSS.escape(id)}"]`);
+    if (card) card.scrollIntoView({ block: 'center' });
+  }
+}
+
+// An id the page shows is a link to it; an older one, or a probe's message
+// the page never listed, stays text.
+function refLink(id) {
+  if (!state.requestIds.has(id) && !state.messages.has(id)) return el('span', { class: 'id', title: 'not on this page' }, id);
+  return el('a', { href: '#', class: 'id', 'data-ref': id, onclick: (e) => { e.preventDefault(); showRef(id); } }, id);
+}
+
+function renderVerdict() {
+  const findings = [...state.findings.values()];
+  const violations = findings.filter((f) => f.severity === 'violation').length;
+  const summary = $('verdict-summary');
+  if (!state.verdictRead && !findings.length) {
+    summary.textContent = 'reading the verdict…';
+    summary.className = 'next';
+  } else if (!violations) {
+    summary.textContent = 'Clean: no violation' + (findings.length ? ' (' + findings.length + ' advice)' : '') + '.';
+    summary.className = 'clean';
+  } else {
+    summary.textContent = 'Not clean: ' + violations + (violations === 1 ? ' violation' : ' violations')
+      + (findings.length > violations ? ', ' + (findings.length - violations) + ' advice' : '') + '.';
+    summary.className = 'dirty';
+  }
+  $('findings').replaceChildren(...findings.map((f) =>
+    el('li', { class: 'card finding ' + f.severity, 'data-rule': f.rule },
+      el('div', { class: 'head' },
+        el('strong', {}, f.severity), ' ', el('span', { class: 'rule' }, f.rule),
+        ' · ', f.count === 1 ? 'once' : f.count + ' times',
+        f.firstAt ? el('span', { class: 'next' }, ' · first ' + time(f.firstAt)) : null),
+      el('div', { class: 'message' }, f.message),
+      el('div', { class: 'advice' }, 'Do: ' + f.advice),
+      el('div', { class: 'why' }, 'Document: ' + f.documentRule),
+      (f.requestIds || []).length ? el('div', { class: 'refs' }, 'Seen in: ', f.requestIds.map(refLink)) : null)));
+}
+
+// The verdict as it stands, merged with what the stream told meanwhile;
+// `fresh` after the page started it over.
+async function loadVerdict(fresh) {
+  const verdict = await control('GET', '/_mock/verdict');
+  if (fresh) state.findings = new Map();
+  state.verdictRead = true;
+  (verdict.findings || []).forEach(addFinding);
+  touch('verdict');
+}
+
 // ---- state from events ----
 
 function addRequest(r) {
@@ -274,7 +358,8 @@ function addRequest(r) {
   state.requests.push(r);
   while (state.requests.length > MAX_REQUESTS) state.requestIds.delete(state.requests.shift().requestId);
   if (r.userId) knowUser(r.userId);
-  touch('requests');
+  // A finding may come before the request it names: its link appears now.
+  touch('requests', 'verdict');
 }
 
 const userLoads = new Map();
@@ -353,7 +438,7 @@ function handle(event) {
         m.info.state = event.state;
         m.attempts.push(event);
       }
-      touch('messages');
+      touch('messages', 'verdict');
       break;
     }
     case 'topup':
@@ -370,6 +455,9 @@ function handle(event) {
       break;
     case 'fault':
       refreshFaults();
+      break;
+    case 'verdict.finding':
+      addFinding(Object.assign({ firstAt: event.count === 1 ? event.at : undefined }, event));
       break;
     case 'clock':
       $('clock').textContent = event.at;
@@ -392,7 +480,10 @@ function resetView() {
   state.users = new Map();
   state.billing = new Map();
   state.outbox = [];
-  touch('requests', 'generations', 'messages', 'users', 'billing');
+  state.findings = new Map();
+  state.verdictRead = false;
+  state.highlight = null;
+  touch('requests', 'generations', 'messages', 'users', 'billing', 'verdict');
 }
 
 // ---- what the world holds already ----
@@ -417,7 +508,7 @@ async function loadAll() {
   $('clock').textContent = clock.now;
   offerControls(clock);
   requests.data.slice(-MAX_REQUESTS).forEach(addRequest);
-  await loadFaults();
+  await Promise.all([loadFaults(), loadVerdict()]);
 }
 
 // A control the world's settings refuse is disabled, saying why on hover.
@@ -523,6 +614,7 @@ function wire() {
     e.preventDefault();
     act('POST', '/_mock/faults', numbers(formValues(e.target), ['status', 'delaySeconds', 'count'])).then(refreshFaults);
   });
+  $('reset-verdict').addEventListener('click', () => act('DELETE', '/_mock/verdict').then(() => loadVerdict(true).catch(() => {})));
   $('clear-faults').addEventListener('click', () => act('DELETE', '/_mock/faults').then(refreshFaults));
   $('model-form').addEventListener('submit', (e) => {
     e.preventDefault();
