@@ -44,4 +44,14 @@ test("a delivery that does not verify with the receiver's secret is refused", as
   await waitForFinal(client, created.id, { wait: mock.wait });
 
   assert.deepEqual(await receiver.next(), { verified: false });
+
+  // The delivery was signed correctly, with the endpoint's secret: to the service, this
+  // receiver failed it, and the mock's verdict says so once it has read the 400.
+  let verdict = await mock.world.getVerdict();
+  for (let reads = 1; reads < 200 && !verdict.findings.some((f) => f.rule === "receiver-failed"); reads++) {
+    verdict = await mock.world.getVerdict();
+  }
+  assert.ok(verdict.findings.some((f) => f.rule === "receiver-failed" && f.severity === "violation"));
+  // Asked for on purpose: the strict verdict at the test's end judges the rest.
+  await mock.world.resetVerdict();
 });
