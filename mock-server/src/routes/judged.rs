@@ -17,7 +17,7 @@ use crate::domain::rate_limit;
 use crate::events::EventKind;
 use crate::state::AppState;
 use crate::store::LoggedRequest;
-use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Seen, Shown, WindowScope};
+use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Judge, Seen, Shown, WindowScope};
 
 /// FNV-1a: the same digest however the body arrives in chunks.
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -190,12 +190,25 @@ pub(crate) fn judge(state: &AppState, entry: &LoggedRequest, edge: &Edge) -> Vec
         shown: edge.shown,
         active: edge.active,
     };
-    state.judge().request(&seen, &StoreFacts(state))
+    let mut judge = state.judge();
+    let made = judge.request(&seen, &StoreFacts(state));
+    told(state, &judge, &made)
+}
+
+/// The findings at `places`, for the live journal; none when no one reads it.
+fn told(state: &AppState, judge: &Judge, places: &[usize]) -> Vec<Finding> {
+    if places.is_empty() || !state.events().listening() {
+        return Vec::new();
+    }
+    judge.current(places)
 }
 
 /// Judges a delivery attempt or probe and tells the journal what it found.
 pub(crate) fn delivery(state: &AppState, seen: &DeliverySeen) {
-    let made = state.judge().delivery(seen);
+    let mut judge = state.judge();
+    let places = judge.delivery(seen);
+    let made = told(state, &judge, &places);
+    drop(judge);
     publish(state, made);
 }
 

@@ -158,19 +158,24 @@ impl Judge {
         *self = Self::new(Some(self.cap));
     }
 
-    /// Judges one answered request; returns the findings it made, as they
-    /// stand now.
-    pub(crate) fn request(&mut self, seen: &Seen<'_>, facts: &dyn Facts) -> Vec<Finding> {
+    /// Judges one answered request; returns the places of the findings it
+    /// made, for [`current`](Self::current).
+    pub(crate) fn request(&mut self, seen: &Seen<'_>, facts: &dyn Facts) -> Vec<usize> {
         self.checked.requests += 1;
-        let made = self.requests.judge(seen, facts, &mut self.findings);
-        self.findings.current(&made)
+        self.requests.judge(seen, facts, &mut self.findings)
     }
 
-    /// Judges one delivery attempt or probe; returns the findings it made.
-    pub(crate) fn delivery(&mut self, seen: &DeliverySeen) -> Vec<Finding> {
+    /// Judges one delivery attempt or probe; returns the places of the
+    /// findings it made.
+    pub(crate) fn delivery(&mut self, seen: &DeliverySeen) -> Vec<usize> {
         self.checked.deliveries += 1;
-        let made = deliveries::judge(seen, &mut self.findings);
-        self.findings.current(&made)
+        deliveries::judge(seen, &mut self.findings)
+    }
+
+    /// The findings at `places`, as they stand now. Copied only for a reader
+    /// of the live journal: the request path pays for none otherwise.
+    pub(crate) fn current(&self, places: &[usize]) -> Vec<Finding> {
+        self.findings.current(places)
     }
 
     /// The verdict as it stands.

@@ -311,7 +311,8 @@ impl Requests {
             }));
         };
         let on_route = || format!("{client}: {} {}", seen.method, route(seen.path));
-        let prev = self.last.get(&identity).cloned();
+        // Taken out, not copied: `remember` puts this request's record in its place.
+        let prev = self.last.remove(&identity);
 
         // A repeat whose first attempt may have acted.
         if let Some(p) = &prev
@@ -531,11 +532,15 @@ impl Requests {
                     reads.pop_front();
                 }
                 let allowed = poll_allowance(seen.active);
+                // Whether the reads pass `allowed` is all that is judged: a
+                // client hammering one generation keeps no more than that.
+                while reads.len() > allowed + 1 {
+                    reads.pop_front();
+                }
                 if reads.len() > allowed {
                     find(Rule::PollRate, client.to_string(), &[seen.id], &|| {
                         format!(
-                            "generation {generation} was read {} times within 60 s while the user had {} active task(s): more than {allowed}, its share of the general limit of {GENERAL_MAX} a minute",
-                            reads.len(),
+                            "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
                             seen.active.max(1)
                         )
                     });
