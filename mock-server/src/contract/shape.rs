@@ -11,6 +11,7 @@
 //! A record is an object whose schema lists `properties`; maps (objects with
 //! only `additionalProperties`) keep every entry, since their keys are data.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
@@ -41,6 +42,9 @@ struct Operation {
 pub struct Shapes {
     schemas: Map<String, Value>,
     operations: Vec<Operation>,
+    /// Each path of the contract, its parameters written `{}`, with the
+    /// methods it has: what [`Shapes::serves`] looks up on every request.
+    methods: HashMap<String, Vec<String>>,
 }
 
 /// The shapes of the committed contract, read once.
@@ -86,9 +90,17 @@ impl Shapes {
                 });
             }
         }
+        let mut methods: HashMap<String, Vec<String>> = HashMap::new();
+        for op in &operations {
+            methods
+                .entry(template_key(&op.segments.join("/")))
+                .or_default()
+                .push(op.method.clone());
+        }
         Self {
             schemas,
             operations,
+            methods,
         }
     }
 
@@ -120,17 +132,9 @@ impl Shapes {
     /// contract does not list is the router's to know.
     pub fn serves(&self, method: &str, template: &str) -> bool {
         let method = if method == "HEAD" { "GET" } else { method };
-        let template = segments(template);
-        let same_path = |op: &&Operation| {
-            op.segments.len() == template.len()
-                && op
-                    .segments
-                    .iter()
-                    .zip(&template)
-                    .all(|(a, b)| a == b || (a.starts_with('{') && b.starts_with('{')))
-        };
-        let mut on_path = self.operations.iter().filter(same_path).peekable();
-        on_path.peek().is_none() || on_path.any(|op| op.method == method)
+        self.methods
+            .get(&template_key(template))
+            .is_none_or(|methods| methods.iter().any(|m| m == method))
     }
 
     /// `value` as `minimal` sends it, read as the schema `name`.
@@ -260,6 +264,23 @@ enum Mode {
 }
 
 /// The path's segments, a trailing `/` not being one.
+/// A path template with each parameter written `{}`, so that the router's
+/// names for them and the contract's need not agree.
+fn template_key(template: &str) -> String {
+    let mut key = String::with_capacity(template.len());
+    for (i, segment) in template.trim_end_matches('/').split('/').enumerate() {
+        if i > 0 {
+            key.push('/');
+        }
+        key.push_str(if segment.starts_with('{') {
+            "{}"
+        } else {
+            segment
+        });
+    }
+    key
+}
+
 fn segments(path: &str) -> Vec<String> {
     path.trim_end_matches('/')
         .split('/')

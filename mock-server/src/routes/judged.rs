@@ -2,14 +2,17 @@
 //! (`verdict/`): each request with the digest of its body and the edge's time,
 //! each delivery attempt; and the findings it makes, on the live journal.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
-use futures::StreamExt;
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
 use uuid::Uuid;
 
 use crate::domain::UserId;
@@ -58,16 +61,50 @@ pub(crate) fn digest(request: &mut Request) -> Digest {
         return Digest::Query(seed);
     }
     let digest = Arc::new(AtomicU64::new(seed));
-    let body = std::mem::take(request.body_mut());
-    let feed = digest.clone();
-    *request.body_mut() = Body::from_stream(body.into_data_stream().map(move |chunk| {
-        if let Ok(bytes) = &chunk {
-            // One reader at a time: the load and the store cannot interleave.
-            feed.store(fnv(feed.load(Ordering::Relaxed), bytes), Ordering::Relaxed);
-        }
-        chunk
-    }));
+    let inner = std::mem::take(request.body_mut());
+    *request.body_mut() = Body::new(Digesting {
+        inner,
+        digest: digest.clone(),
+    });
     Digest::Body(digest)
+}
+
+/// A request body that feeds the digest with each chunk the handler reads,
+/// and tells the handler its size as the body it wraps does.
+struct Digesting {
+    inner: Body,
+    digest: Arc<AtomicU64>,
+}
+
+impl http_body::Body for Digesting {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        if let Some(Ok(frame)) = &frame
+            && let Some(bytes) = frame.data_ref()
+        {
+            // One reader at a time: the load and the store cannot interleave.
+            let digest = &self.digest;
+            digest.store(
+                fnv(digest.load(Ordering::Relaxed), bytes),
+                Ordering::Relaxed,
+            );
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Reads the body of a request no handler will read (refused by a limit or a

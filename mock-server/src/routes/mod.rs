@@ -117,7 +117,9 @@ async fn service_middleware(
     mut request: Request,
     next: Next,
 ) -> Response {
-    // Made by `request_context`, which every request of a world passes first.
+    // Made by `request_context`, which every request of a world passes first
+    // and which stays in scope for all that runs below: the handler and the
+    // refusals made here read it from there.
     let ctx = REQUEST
         .try_with(Clone::clone)
         .unwrap_or_else(|_| RequestContext::at(state.now()));
@@ -211,28 +213,21 @@ async fn service_middleware(
             if judging {
                 judged::drain(request, body_limit).await;
             }
-            let error = ApiError::from(error.clone());
-            REQUEST
-                .scope(ctx.clone(), async { error.into_response() })
-                .await
+            ApiError::from(error.clone()).into_response()
         }
-        _ if decision.allowed || !state.config().rate_limits => {
-            REQUEST.scope(ctx.clone(), next.run(request)).await
-        }
+        _ if decision.allowed || !state.config().rate_limits => next.run(request).await,
         _ => {
             if judging {
                 judged::drain(request, body_limit).await;
             }
-            let error = ApiError::RateLimited {
+            ApiError::RateLimited {
                 message: decision.refusal_message(scale),
                 window: Some(Window {
                     limit: decision.decided_by,
                     retry_after: decision.retry_after(scale),
                 }),
-            };
-            REQUEST
-                .scope(ctx.clone(), async { error.into_response() })
-                .await
+            }
+            .into_response()
         }
     };
 

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::findings::{Findings, Made};
+use super::findings::{Findings, Made, Subject};
 use super::rules::Rule;
 
 /// A receiver's answer slower than this, though 2xx, earns advice (the
@@ -104,7 +104,7 @@ pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Vec<usize> 
         .map(|(rule, message)| {
             vec![findings.make(Made {
                 rule,
-                subject: format!("endpoint {}", seen.endpoint_id),
+                subject: Subject::Text(format!("endpoint {}", seen.endpoint_id)),
                 at: seen.at,
                 ids: &[seen.message_id.as_str()],
                 message: &|| message.clone(),

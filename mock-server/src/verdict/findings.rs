@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::Finding;
 use super::rules::Rule;
-use crate::domain::FastMap;
+use crate::domain::{FastMap, UserId};
 
 /// Request ids a finding keeps: the first ones that showed it.
 const IDS_KEPT: usize = 10;
@@ -14,18 +14,45 @@ const IDS_KEPT: usize = 10;
 /// cannot grow the verdict without bound.
 const GROUPS: usize = 1000;
 
+/// Who sent a request: its user, or its address when it has none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Client {
+    User(UserId),
+    Address(String),
+}
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::User(user) => write!(f, "user {user}"),
+            Self::Address(ip) => write!(f, "address {ip}"),
+        }
+    }
+}
+
+/// What a finding is about. A client alone, the subject of the findings a
+/// busy client can make on every request (creates without a key, reads of an
+/// ended generation), is kept as it is: a repeat of such a finding writes
+/// nothing out.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Subject {
+    Client(Client),
+    /// A client and a route or a limit, an endpoint…, in words.
+    Text(String),
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Findings {
     list: Vec<Finding>,
-    index: FastMap<(Rule, String), usize>,
+    index: FastMap<(Rule, Subject), usize>,
     first_of_rule: FastMap<Rule, usize>,
 }
 
 /// One finding made now.
 pub(super) struct Made<'a> {
     pub rule: Rule,
-    /// What it is about: the client and route, the endpoint…
-    pub subject: String,
+    /// What it is about: the client, its route, the endpoint…
+    pub subject: Subject,
     pub at: DateTime<Utc>,
     pub ids: &'a [&'a str],
     /// What happened, in words: written only for a new finding.

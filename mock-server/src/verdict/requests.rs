@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::findings::{Findings, Made};
+use super::findings::{Client, Findings, Made, Subject};
 use super::rules::Rule;
 use super::{Bounded, Facts};
 use crate::domain::UserId;
@@ -129,22 +129,6 @@ impl Seen<'_> {
         }
         let id = self.path.strip_prefix("/v1/generations/")?;
         Uuid::parse_str(id.trim_end_matches('/')).ok()
-    }
-}
-
-/// Who sent a request: its user, or its address when it has none.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Client {
-    User(UserId),
-    Address(String),
-}
-
-impl std::fmt::Display for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::User(user) => write!(f, "user {user}"),
-            Self::Address(ip) => write!(f, "address {ip}"),
-        }
     }
 }
 
@@ -301,16 +285,17 @@ impl Requests {
         let identity = self.identity(seen);
         let client = seen.client();
         let mut made = Vec::new();
-        let mut find = |rule: Rule, subject: String, ids: &[&str], message: &dyn Fn() -> String| {
-            made.push(findings.make(Made {
-                rule,
-                subject,
-                at: seen.at,
-                ids,
-                message,
-            }));
-        };
-        let on_route = || format!("{client}: {} {}", seen.method, route(seen.path));
+        let mut find =
+            |rule: Rule, subject: Subject, ids: &[&str], message: &dyn Fn() -> String| {
+                made.push(findings.make(Made {
+                    rule,
+                    subject,
+                    at: seen.at,
+                    ids,
+                    message,
+                }));
+            };
+        let on_route = || Subject::Text(format!("{client}: {} {}", seen.method, route(seen.path)));
         // Taken out, not copied: `remember` puts this request's record in its place.
         let prev = self.last.remove(&identity);
 
@@ -326,7 +311,7 @@ impl Requests {
                 };
                 find(
                     Rule::CreateRetryNewKey,
-                    client.to_string(),
+                    Subject::Client(client.clone()),
                     &[&p.id, seen.id],
                     &|| {
                         format!(
@@ -347,7 +332,7 @@ impl Requests {
         if seen.is_create() && seen.key.is_none() {
             find(
                 Rule::CreateWithoutKey,
-                client.to_string(),
+                Subject::Client(client.clone()),
                 &[seen.id],
                 &|| {
                     "POST /v1/generations was sent without an Idempotency-Key: a retry of it could charge twice".to_owned()
@@ -374,7 +359,7 @@ impl Requests {
                 };
                 find(
                     Rule::RetryBeforeRetryAfter,
-                    format!("{client}: {limit}"),
+                    Subject::Text(format!("{client}: {limit}")),
                     &[&closed.id, seen.id],
                     &|| {
                         format!(
@@ -462,7 +447,7 @@ impl Requests {
                 if looping && (full.request == identity || waited > GRACE) {
                     find(
                         Rule::ConcurrencyRetryLoop,
-                        client.to_string(),
+                        Subject::Client(client.clone()),
                         &[&full.id, seen.id],
                         &|| {
                             let before = if full.waited > 0.0 {
@@ -514,7 +499,7 @@ impl Requests {
             if self.ended.get(&key).is_some() {
                 find(
                     Rule::ReadAfterFinal,
-                    client.to_string(),
+                    Subject::Client(client.clone()),
                     &[seen.id],
                     &|| {
                         format!(
@@ -538,12 +523,17 @@ impl Requests {
                     reads.pop_front();
                 }
                 if reads.len() > allowed {
-                    find(Rule::PollRate, client.to_string(), &[seen.id], &|| {
-                        format!(
-                            "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
-                            seen.active.max(1)
-                        )
-                    });
+                    find(
+                        Rule::PollRate,
+                        Subject::Client(client.clone()),
+                        &[seen.id],
+                        &|| {
+                            format!(
+                                "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
+                                seen.active.max(1)
+                            )
+                        },
+                    );
                 }
                 if seen.shown.is_some_and(|s| s.final_state.is_some()) {
                     self.ended.insert(key, ());
