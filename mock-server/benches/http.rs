@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! apt-get install wrk
-//! cargo bench -p mediagen-mock-server --bench http            # 7 rounds of 3 s
+//! cargo bench -p mediagen-mock-server --bench http            # 11 rounds of 3 s
 //! MEDIAGEN_BENCH_SECONDS=10 MEDIAGEN_BENCH_ROUNDS=5 cargo bench -p mediagen-mock-server --bench http
 //! ```
 //!
@@ -160,27 +160,24 @@ impl Target {
         created["id"].as_str().expect("id").to_owned()
     }
 
-    /// One round of GET and POST: requests per second and the share refused.
-    fn round(&self, generation_id: &str, seconds: u64) -> [(f64, f64); 2] {
-        let base = self.mock.uri();
-        [
-            wrk(
-                &format!("{base}/v1/generations/{generation_id}"),
-                seconds,
-                Some(&self.get_script),
-            ),
-            wrk(
-                &format!("{base}/v1/generations"),
-                seconds,
-                Some(&self.post_script),
-            ),
-        ]
+    /// `GET /v1/generations/{id}` for `seconds`: requests per second and the
+    /// share refused.
+    fn get(&self, generation_id: &str, seconds: u64) -> (f64, f64) {
+        let url = format!("{}/v1/generations/{generation_id}", self.mock.uri());
+        wrk(&url, seconds, Some(&self.get_script))
+    }
+
+    /// `POST /v1/generations` for `seconds`: requests per second and the
+    /// share refused.
+    fn post(&self, seconds: u64) -> (f64, f64) {
+        let url = format!("{}/v1/generations", self.mock.uri());
+        wrk(&url, seconds, Some(&self.post_script))
     }
 }
 
 fn main() {
     let seconds = common::env_number("MEDIAGEN_BENCH_SECONDS", 3);
-    let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 7) as usize;
+    let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 11) as usize;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -204,17 +201,25 @@ fn main() {
     for round in 1..=rounds {
         let generation_id = runtime.block_on(on.fresh_generation());
         let generation_off = runtime.block_on(off.fresh_generation());
-        // Interleaved, so that noise on the shared machine hits all alike.
-        bare.push(
-            wrk(
-                &format!("http://{bare_addr}/v1/generations/{generation_id}"),
-                seconds,
-                None,
-            )
-            .0,
-        );
-        let [(get, get_no), (post, post_no)] = on.round(&generation_id, seconds);
-        let [(get_base, _), (post_base, _)] = off.round(&generation_off, seconds);
+        // The runs a ratio compares go back to back (bare and GET, GET with
+        // and without the verdict, POST with and without it), and which of
+        // them goes first alternates by round: the host's noise, which moves
+        // over seconds, hits both sides of each ratio alike and favours
+        // neither.
+        let bare_url = format!("http://{bare_addr}/v1/generations/{generation_id}");
+        let ((get, get_no), (get_base, _), (post, post_no), (post_base, _)) = if round % 2 == 1 {
+            bare.push(wrk(&bare_url, seconds, None).0);
+            let get = on.get(&generation_id, seconds);
+            let get_base = off.get(&generation_off, seconds);
+            let post = on.post(seconds);
+            (get, get_base, post, off.post(seconds))
+        } else {
+            let get_base = off.get(&generation_off, seconds);
+            let get = on.get(&generation_id, seconds);
+            bare.push(wrk(&bare_url, seconds, None).0);
+            let post_base = off.post(seconds);
+            (get, get_base, on.post(seconds), post_base)
+        };
         get_rps.push(get);
         get_refused.push(get_no);
         post_rps.push(post);
