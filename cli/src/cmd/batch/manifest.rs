@@ -104,12 +104,13 @@ pub fn parse(text: &str, model: Option<&str>, params: &[(String, Value)]) -> (Ve
             continue;
         }
         let (named, prompt, own, output) = if trimmed.starts_with('{') {
-            match serde_json::from_str::<Object>(trimmed) {
+            // The line as written, so that a column serde names is the line's.
+            match serde_json::from_str::<Object>(raw) {
                 Ok(object) => (object.model, object.prompt, object.params, object.output),
                 Err(err) => {
                     bad.push(Bad {
                         number,
-                        reason: format!("not a manifest object: {err}"),
+                        reason: format!("not a manifest object: {}", json_error(&err)),
                     });
                     continue;
                 }
@@ -258,6 +259,18 @@ impl Line {
     }
 }
 
+/// What serde says is wrong with a line's JSON, placed by column alone: its
+/// "line 1" is the line of the object, not of the manifest, which the report
+/// names already.
+fn json_error(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let place = format!(" at line {} column {}", err.line(), err.column());
+    match text.strip_suffix(&place) {
+        Some(what) if err.line() == 1 => format!("{what} (column {})", err.column()),
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +311,16 @@ mod tests {
         assert_eq!(numbers, [1, 2, 3, 4]);
         assert!(bad[0].reason.contains("-m"), "{bad:?}");
         assert!(bad[2].reason.contains("empty"), "{bad:?}");
+    }
+
+    #[test]
+    fn a_broken_object_is_placed_by_column_not_by_a_line_of_its_own() {
+        let (_, bad) = parse("a fox\n  {\"prompt\": \"an owl\",\n", Some("x"), &[]);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].number, 2);
+        let reason = &bad[0].reason;
+        assert!(!reason.contains("line 1"), "{reason}");
+        assert!(reason.ends_with("(column 22)"), "{reason}");
     }
 
     #[test]
