@@ -215,6 +215,10 @@ impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
         self.map.get(key).map(|(_, v)| v)
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
         self.map.remove(key).map(|(_, v)| v)
     }

@@ -340,8 +340,9 @@ impl Requests {
             );
         }
 
-        // Inside a window a 429 closed.
-        for scope in scopes(seen) {
+        // Inside a window a 429 closed (when any is).
+        let windows = (!self.closed.is_empty()).then(|| scopes(seen));
+        for scope in windows.into_iter().flatten() {
             let key = (client.clone(), scope);
             let Some(closed) = self.closed.get(&key).cloned() else {
                 continue;
@@ -584,6 +585,18 @@ impl Requests {
                 }
                 _ => {}
             }
+        }
+        // A success of a request that is safe to repeat (a read, a delete)
+        // is never what a repeat is judged against: no retry chain, no final
+        // error, no unknown outcome. Keeping nothing for it is the same as
+        // keeping it, and the most frequent answer of all costs no record.
+        if seen
+            .status
+            .is_some_and(|status| (200..300).contains(&status))
+            && !seen.is_create()
+            && !seen.unsafe_to_repeat()
+        {
+            return;
         }
         let available = match (seen.status, seen.user) {
             (Some(402), Some(user)) => Some(facts.available(user)),
