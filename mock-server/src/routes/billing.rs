@@ -266,13 +266,7 @@ async fn create_topup(
         Err(error) => error.into_response(),
     };
     // This route reports its own, per-user limit rather than the general one.
-    let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
-    headers.insert(
-        "x-ratelimit-reset",
-        HeaderValue::from(window.reset_secs(scale)),
-    );
+    super::limit_headers(response.headers_mut(), &window, scale);
     Ok(response)
 }
 

@@ -4,10 +4,11 @@
 //! become the error envelope in `refusal.rs`.
 
 use std::net::SocketAddr;
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -15,6 +16,7 @@ use crate::config::Responses;
 use crate::contract::shape;
 use crate::domain::auth::{self, AuthRefusal};
 use crate::domain::fault::Effect;
+use crate::domain::rate_limit::Decision;
 use crate::domain::refusal::Missing;
 use crate::error::{ApiError, REQUEST, RequestContext, Window};
 use crate::extract::Caller;
@@ -81,6 +83,38 @@ pub(crate) async fn request_context(
     REQUEST
         .scope(RequestContext::at(state.now()), next.run(request))
         .await
+}
+
+/// The header a create's key comes in.
+pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// The `x-ratelimit-*` headers of the window `decision` reports, which every
+/// answer of the service carries.
+pub(crate) fn limit_headers(headers: &mut HeaderMap, decision: &Decision, scale: f64) {
+    headers.insert(RATELIMIT_LIMIT, number(decision.limit.into()));
+    headers.insert(RATELIMIT_REMAINING, number(decision.remaining.into()));
+    headers.insert(RATELIMIT_RESET, number(decision.reset_secs(scale)));
+}
+
+/// `n` as a header value. The numbers the limit headers carry (limits,
+/// requests left, seconds to a reset within the hour) are written once for
+/// the life of the process: every answer has three, and a value written
+/// anew is an allocation each.
+fn number(n: u64) -> HeaderValue {
+    static SMALL: OnceLock<Vec<HeaderValue>> = OnceLock::new();
+    let small = SMALL.get_or_init(|| {
+        (0..=3600u64)
+            .map(|n| HeaderValue::from_static(Box::leak(n.to_string().into_boxed_str())))
+            .collect()
+    });
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| small.get(n))
+        .cloned()
+        .unwrap_or_else(|| HeaderValue::from(n))
 }
 
 fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
@@ -172,7 +206,7 @@ async fn service_middleware(
     }
     let (fault_id, effect) = fault.unzip();
     let mut entry = LoggedRequest {
-        request_id: ctx.request_id.clone(),
+        request_id: ctx.request_id,
         at: ctx.received_at,
         method: method.to_string(),
         path,
@@ -181,7 +215,7 @@ async fn service_middleware(
         user_id,
         idempotency_key: request
             .headers()
-            .get("idempotency-key")
+            .get(IDEMPOTENCY_KEY)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         fault: fault_id,
@@ -240,18 +274,10 @@ async fn service_middleware(
     }
     let headers = response.headers_mut();
     // A route with a limit of its own per user (top-up) has set these already.
-    if !headers.contains_key("x-ratelimit-limit") {
-        headers.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
-        headers.insert(
-            "x-ratelimit-remaining",
-            HeaderValue::from(decision.remaining),
-        );
-        headers.insert(
-            "x-ratelimit-reset",
-            HeaderValue::from(decision.reset_secs(scale)),
-        );
+    if !headers.contains_key(RATELIMIT_LIMIT) {
+        limit_headers(headers, &decision, scale);
     }
-    if let Ok(id) = HeaderValue::from_str(&ctx.request_id) {
+    if let Ok(id) = HeaderValue::from_str(&entry.request_id) {
         headers.insert("x-request-id", id);
     }
 
