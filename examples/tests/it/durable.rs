@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use mediagen::{Client, GenerationRequest, WebhookEndpointRequest};
+use mediagen::{Client, CreatedWebhookEndpoint, GenerationRequest, WebhookEndpointRequest};
 use mediagen_mock_server::MockServer;
 use serde_json::Value;
 use uuid::Uuid;
@@ -28,6 +28,74 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// What both tests start from: a mock that delivers to loopback, without the
+/// general rate limit (the tests make more requests a minute than it allows,
+/// and what they test is delivery); a user with a balance; its client, on a
+/// pace of its own (the host's other processes, other tests, have nothing to
+/// do with this one); an endpoint at a port free now; and the inbox's file.
+struct Rig {
+    mock: MockServer,
+    key: String,
+    client: Client,
+    port: u16,
+    endpoint: CreatedWebhookEndpoint,
+    db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Rig {
+    async fn start(balance_rub: f64, paced: bool) -> Self {
+        let mock = MockServer::builder()
+            .config(|c| c.allow_private_webhooks = true)
+            .rate_limits(false)
+            .start()
+            .await;
+        let key = mock.create_user(balance_rub).unwrap().api_key;
+        let client = Client::builder()
+            .base_url(mock.uri())
+            .api_key(&key)
+            .pacing(paced)
+            .shared_pace(false)
+            .build()
+            .unwrap();
+        let port = free_port();
+        let endpoint = client
+            .webhooks()
+            .create(WebhookEndpointRequest::new(webhook_url(port)))
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        Self {
+            mock,
+            key,
+            client,
+            port,
+            endpoint,
+            db: dir.path().join("inbox.db"),
+            _dir: dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        webhook_url(self.port)
+    }
+
+    /// The durable receiver of the endpoint, not yet started.
+    fn receiver(&self) -> Receiver<'_> {
+        Receiver {
+            mock: &self.mock,
+            key: self.key.clone(),
+            secret: self.endpoint.secret.expose().to_owned(),
+            port: self.port,
+            db: &self.db,
+        }
+    }
+}
+
+fn webhook_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/webhooks")
 }
 
 struct Receiver<'a> {
@@ -95,40 +163,10 @@ async fn deliver_everything(mock: &MockServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_at_random_moments_the_durable_receiver_processes_each_final_event_once() {
-    // Without the general rate limit: the test makes more requests a minute than
-    // it allows, and what is tested here is delivery.
-    let mock = MockServer::builder()
-        .config(|c| c.allow_private_webhooks = true)
-        .rate_limits(false)
-        .start()
-        .await;
-    let user = mock.create_user(1000.0).unwrap();
-    // Its own pace, unpaced: the mock's limits are off, and the host's other
-    // processes (other tests) have nothing to do with this one.
-    let client = Client::builder()
-        .base_url(mock.uri())
-        .api_key(&user.api_key)
-        .pacing(false)
-        .shared_pace(false)
-        .build()
-        .unwrap();
-    let port = free_port();
-    let endpoint = client
-        .webhooks()
-        .create(WebhookEndpointRequest::new(format!(
-            "http://127.0.0.1:{port}/webhooks"
-        )))
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let receiver = Receiver {
-        mock: &mock,
-        key: user.api_key.clone(),
-        secret: endpoint.secret.expose().to_owned(),
-        port,
-        db: &db,
-    };
+    // Unpaced: the mock's limits are off.
+    let rig = Rig::start(1000.0, false).await;
+    let (mock, client, endpoint) = (&rig.mock, &rig.client, &rig.endpoint);
+    let receiver = rig.receiver();
 
     let mut expected = HashMap::new();
     let mut running = Some(receiver.start().await);
@@ -165,7 +203,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
             running = Some(receiver.start().await);
         }
     }
-    deliver_everything(&mock).await;
+    deliver_everything(mock).await;
 
     // Some messages again, three times at once: concurrent duplicates, answered,
     // not stored. (A few: the client paces its requests.)
@@ -184,7 +222,7 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
     }
     redeliveries.join_all().await;
     mock.advance_clock(1.0).unwrap();
-    deliver_everything(&mock).await;
+    deliver_everything(mock).await;
     // Killed once more, maybe before its worker caught up: what it stored and did
     // not process, the dump processes first.
     tokio::time::sleep(Duration::from_micros(random(5_000))).await;
@@ -218,34 +256,9 @@ async fn killed_at_random_moments_the_durable_receiver_processes_each_final_even
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers_503_when_locked() {
-    let mock = MockServer::builder()
-        .config(|c| c.allow_private_webhooks = true)
-        .rate_limits(false)
-        .start()
-        .await;
-    let user = mock.create_user(100.0).unwrap();
-    let client = Client::builder()
-        .base_url(mock.uri())
-        .api_key(&user.api_key)
-        .shared_pace(false)
-        .build()
-        .unwrap();
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}/webhooks");
-    let endpoint = client
-        .webhooks()
-        .create(WebhookEndpointRequest::new(&url))
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let receiver = Receiver {
-        mock: &mock,
-        key: user.api_key.clone(),
-        secret: endpoint.secret.expose().to_owned(),
-        port,
-        db: &db,
-    };
+    let rig = Rig::start(100.0, true).await;
+    let (mock, client, endpoint, url) = (&rig.mock, &rig.client, &rig.endpoint, rig.url());
+    let receiver = rig.receiver();
     let mut running = receiver.start().await;
     let http = reqwest::Client::new();
     let now = unix_now();
@@ -281,7 +294,7 @@ async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers
 
     // Another connection holds the write lock past the receiver's bound: 503, and
     // the service's retry is stored once the lock is gone.
-    let other = webhook_inbox::rusqlite::Connection::open(&db).unwrap();
+    let other = webhook_inbox::rusqlite::Connection::open(&rig.db).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let created = client
         .generations()
@@ -292,7 +305,7 @@ async fn the_durable_receiver_refuses_forgeries_keeps_unknown_events_and_answers
     mock.deliveries_settled().await;
     other.execute_batch("ROLLBACK").unwrap();
     drop(other);
-    deliver_everything(&mock).await;
+    deliver_everything(mock).await;
     let attempts: Vec<_> = mock.list_deliveries()[0]
         .attempts
         .iter()

@@ -44,6 +44,18 @@ fn conforms(name: &str, value: &Value) {
     }
 }
 
+/// The next `times` requests of `method path` answered 503
+/// `SERVICE_UNAVAILABLE`, the answer a client may retry.
+fn unavailable(app: &App, method: &str, path: &str, times: u32) {
+    app.mock
+        .inject_fault(
+            Fault::error(503, "SERVICE_UNAVAILABLE")
+                .on(method, path)
+                .times(times),
+        )
+        .unwrap();
+}
+
 async fn create_keyed(app: &App, idempotency_key: &str, prompt: &str) -> u16 {
     app.create_with_key(&app.key, idempotency_key, image_request(prompt))
         .await
@@ -54,13 +66,7 @@ async fn create_keyed(app: &App, idempotency_key: &str, prompt: &str) -> u16 {
 #[tokio::test]
 async fn create_retry_new_key_names_a_create_sent_again_after_a_503_with_another_key() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("POST", "/v1/generations")
-                .times(1),
-        )
-        .unwrap();
+    unavailable(&app, "POST", "/v1/generations", 1);
     assert_eq!(create_keyed(&app, "key-1", "a lighthouse").await, 503);
     assert_eq!(create_keyed(&app, "key-2", "a lighthouse").await, 202);
     names(&app, "create-retry-new-key");
@@ -69,13 +75,7 @@ async fn create_retry_new_key_names_a_create_sent_again_after_a_503_with_another
 #[tokio::test]
 async fn the_same_key_after_a_503_and_a_dropped_connection_is_clean() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("POST", "/v1/generations")
-                .times(1),
-        )
-        .unwrap();
+    unavailable(&app, "POST", "/v1/generations", 1);
     app.mock
         .inject_fault(Fault::drop_after().on("POST", "/v1/generations").times(1))
         .unwrap();
@@ -125,13 +125,7 @@ async fn retry_before_retry_after_names_a_client_that_hammers_through_a_429() {
 #[tokio::test]
 async fn retry_without_backoff_names_retries_at_no_growing_delay() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("GET", "/v1/account")
-                .times(4),
-        )
-        .unwrap();
+    unavailable(&app, "GET", "/v1/account", 4);
     for _ in 0..4 {
         assert_eq!(app.get("/v1/account").await.status, 503);
     }
@@ -141,13 +135,7 @@ async fn retry_without_backoff_names_retries_at_no_growing_delay() {
 #[tokio::test]
 async fn retry_with_growing_delays_on_the_clock_is_clean() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("GET", "/v1/account")
-                .times(4),
-        )
-        .unwrap();
+    unavailable(&app, "GET", "/v1/account", 4);
     for wait in [1.0, 2.0, 4.0, 8.0] {
         assert_eq!(app.get("/v1/account").await.status, 503);
         // A client whose waits move the mock's clock, as the SDK's tests do.
@@ -200,13 +188,7 @@ async fn repeat_final_error_names_the_same_create_after_a_404() {
 #[tokio::test]
 async fn unsafe_repeat_names_an_endpoint_created_again_after_a_503() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("POST", "/v1/webhook-endpoints")
-                .times(1),
-        )
-        .unwrap();
+    unavailable(&app, "POST", "/v1/webhook-endpoints", 1);
     let body = json!({"url": "https://hooks.example.com/mediagen"});
     assert_eq!(
         app.post("/v1/webhook-endpoints", body.clone()).await.status,
@@ -455,13 +437,7 @@ async fn the_verdict_answers_in_every_world_reads_only_its_own_and_starts_over()
 #[should_panic(expected = "create-retry-new-key")]
 async fn assert_clean_panics_with_the_findings_in_words() {
     let app = App::start().await;
-    app.mock
-        .inject_fault(
-            Fault::error(503, "SERVICE_UNAVAILABLE")
-                .on("POST", "/v1/generations")
-                .times(1),
-        )
-        .unwrap();
+    unavailable(&app, "POST", "/v1/generations", 1);
     create_keyed(&app, "key-1", "a lighthouse").await;
     create_keyed(&app, "key-2", "a lighthouse").await;
     app.mock.assert_clean();
