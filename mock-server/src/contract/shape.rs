@@ -72,6 +72,7 @@ impl Shapes {
             .cloned()
             .unwrap_or_default();
         let mut operations = Vec::new();
+        let mut methods: HashMap<String, Vec<String>> = HashMap::new();
         for (path, item) in openapi["paths"].as_object().into_iter().flatten() {
             for (method, operation) in item.as_object().into_iter().flatten() {
                 let responses = operation["responses"]
@@ -83,19 +84,17 @@ impl Shapes {
                         Some((status.parse().ok()?, ref_name(schema)?.to_owned()))
                     })
                     .collect();
+                let method = method.to_ascii_uppercase();
+                methods
+                    .entry(template_key(path))
+                    .or_default()
+                    .push(method.clone());
                 operations.push(Operation {
-                    method: method.to_ascii_uppercase(),
+                    method,
                     segments: segments(path),
                     responses,
                 });
             }
-        }
-        let mut methods: HashMap<String, Vec<String>> = HashMap::new();
-        for op in &operations {
-            methods
-                .entry(template_key(&op.segments.join("/")))
-                .or_default()
-                .push(op.method.clone());
         }
         Self {
             schemas,
