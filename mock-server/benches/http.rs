@@ -14,7 +14,10 @@
 //!
 //! The same two routes are measured on a second mock without the verdict's
 //! bookkeeping (`Config::verdict` off), interleaved in the same rounds: the
-//! ratio is what the verdict costs the request path.
+//! ratio is what the verdict costs the request path. It is given twice: as
+//! requests per second, and as the CPU time this process (the mocks; wrk runs
+//! apart) spends per request, which the other tenants of a shared host move
+//! far less than they move a rate.
 
 mod common;
 
@@ -61,17 +64,47 @@ async fn serve(router: axum::Router) -> SocketAddr {
     addr
 }
 
-/// Runs wrk and returns its requests per second and the share of non-2xx answers.
-fn wrk(url: &str, seconds: u64, script: Option<&std::path::Path>) -> (f64, f64) {
+/// What one wrk run measured.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    rps: f64,
+    /// The share of non-2xx answers.
+    refused: f64,
+    /// CPU time of this process per request, in microseconds.
+    cpu_us: f64,
+}
+
+/// CPU time this process has used (all its threads, user and system), in
+/// microseconds: `/proc/self/stat` counts it in ticks of 10 ms.
+fn cpu_us() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's name, which may hold spaces: state is
+    // the first, utime the 12th, stime the 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) * 10_000.0
+}
+
+/// Runs wrk: its requests per second, the share of non-2xx answers, and
+/// this process's CPU time per request.
+fn wrk(url: &str, seconds: u64, script: Option<&std::path::Path>) -> Run {
     let mut command = Command::new("wrk");
     command.args(["-t2", "-c32", &format!("-d{seconds}s"), "--latency"]);
     if let Some(script) = script {
         command.arg("-s").arg(script);
     }
-    let output = command
-        .arg(url)
-        .output()
-        .expect("run wrk (apt-get install wrk)");
+    command.arg(url);
+    let cpu_before = cpu_us();
+    let output = command.output().expect("run wrk (apt-get install wrk)");
+    let cpu = cpu_us() - cpu_before;
     let text = String::from_utf8_lossy(&output.stdout);
     let number_after = |label: &str| -> f64 {
         text.lines()
@@ -88,7 +121,12 @@ fn wrk(url: &str, seconds: u64, script: Option<&std::path::Path>) -> (f64, f64) 
         .and_then(|n| n.parse().ok())
         .unwrap_or(0.0);
     let non_2xx = number_after("Non-2xx or 3xx responses:");
-    (rps, if total > 0.0 { non_2xx / total } else { 0.0 })
+    let per = |value: f64| if total > 0.0 { value / total } else { 0.0 };
+    Run {
+        rps,
+        refused: per(non_2xx),
+        cpu_us: per(cpu),
+    }
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -160,16 +198,14 @@ impl Target {
         created["id"].as_str().expect("id").to_owned()
     }
 
-    /// `GET /v1/generations/{id}` for `seconds`: requests per second and the
-    /// share refused.
-    fn get(&self, generation_id: &str, seconds: u64) -> (f64, f64) {
+    /// `GET /v1/generations/{id}` for `seconds`.
+    fn get(&self, generation_id: &str, seconds: u64) -> Run {
         let url = format!("{}/v1/generations/{generation_id}", self.mock.uri());
         wrk(&url, seconds, Some(&self.get_script))
     }
 
-    /// `POST /v1/generations` for `seconds`: requests per second and the
-    /// share refused.
-    fn post(&self, seconds: u64) -> (f64, f64) {
+    /// `POST /v1/generations` for `seconds`.
+    fn post(&self, seconds: u64) -> Run {
         let url = format!("{}/v1/generations", self.mock.uri());
         wrk(&url, seconds, Some(&self.post_script))
     }
@@ -194,10 +230,8 @@ fn main() {
         (on, off, serve(bare).await)
     });
 
-    let (mut bare, mut get_rps, mut post_rps, mut post_refused) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut get_refused = Vec::new();
-    let (mut get_off, mut post_off) = (Vec::new(), Vec::new());
+    let (mut bare, mut get, mut get_off, mut post, mut post_off) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds {
         let generation_id = runtime.block_on(on.fresh_generation());
         let generation_off = runtime.block_on(off.fresh_generation());
@@ -207,62 +241,83 @@ fn main() {
         // over seconds, hits both sides of each ratio alike and favours
         // neither.
         let bare_url = format!("http://{bare_addr}/v1/generations/{generation_id}");
-        let ((get, get_no), (get_base, _), (post, post_no), (post_base, _)) = if round % 2 == 1 {
-            bare.push(wrk(&bare_url, seconds, None).0);
-            let get = on.get(&generation_id, seconds);
-            let get_base = off.get(&generation_off, seconds);
-            let post = on.post(seconds);
-            (get, get_base, post, off.post(seconds))
+        if round % 2 == 1 {
+            bare.push(wrk(&bare_url, seconds, None));
+            get.push(on.get(&generation_id, seconds));
+            get_off.push(off.get(&generation_off, seconds));
+            post.push(on.post(seconds));
+            post_off.push(off.post(seconds));
         } else {
-            let get_base = off.get(&generation_off, seconds);
-            let get = on.get(&generation_id, seconds);
-            bare.push(wrk(&bare_url, seconds, None).0);
-            let post_base = off.post(seconds);
-            (get, get_base, on.post(seconds), post_base)
-        };
-        get_rps.push(get);
-        get_refused.push(get_no);
-        post_rps.push(post);
-        post_refused.push(post_no);
-        get_off.push(get_base);
-        post_off.push(post_base);
+            get_off.push(off.get(&generation_off, seconds));
+            get.push(on.get(&generation_id, seconds));
+            bare.push(wrk(&bare_url, seconds, None));
+            post_off.push(off.post(seconds));
+            post.push(on.post(seconds));
+        }
+        let last = |runs: &[Run]| runs[round - 1];
         eprintln!(
-            "round {round}/{rounds}: bare {:.0}, GET {get:.0} (no verdict {get_base:.0}), POST {post:.0} (no verdict {post_base:.0}) req/s",
-            bare[round - 1],
+            "round {round}/{rounds}: bare {:.0}, GET {:.0} (no verdict {:.0}), POST {:.0} (no verdict {:.0}) req/s; \
+             CPU µs/request GET {:.2} ({:.2}), POST {:.2} ({:.2})",
+            last(&bare).rps,
+            last(&get).rps,
+            last(&get_off).rps,
+            last(&post).rps,
+            last(&post_off).rps,
+            last(&get).cpu_us,
+            last(&get_off).cpu_us,
+            last(&post).cpu_us,
+            last(&post_off).cpu_us,
         );
     }
     std::fs::remove_dir_all(&dir).ok();
 
-    // Each round's ratio is taken against the bare handler of the same round,
-    // seconds apart: the host's noise moves both, so the median ratio holds still
+    // Each round's ratio is taken between runs of the same round, seconds
+    // apart: the host's noise moves both, so the median ratio holds still
     // where the medians of the rates alone need not come from one moment.
-    let ratio =
-        |rates: &[f64], base: &[f64]| median(rates.iter().zip(base).map(|(r, b)| r / b).collect());
-    let (get_ratio, post_ratio) = (ratio(&get_rps, &bare), ratio(&post_rps, &bare));
-    let (get_cost, post_cost) = (ratio(&get_rps, &get_off), ratio(&post_rps, &post_off));
-    let (bare, get, post) = (median(bare), median(get_rps), median(post_rps));
-    let (get_off, post_off) = (median(get_off), median(post_off));
+    let ratio = |runs: &[Run], base: &[Run], of: fn(&Run) -> f64| {
+        median(runs.iter().zip(base).map(|(r, b)| of(r) / of(b)).collect())
+    };
+    let rate = |run: &Run| run.rps;
+    let cpu = |run: &Run| run.cpu_us;
+    let mid = |runs: &[Run], of: fn(&Run) -> f64| median(runs.iter().map(of).collect());
+    let refused = |runs: &[Run]| 100.0 * mid(runs, |run| run.refused);
     println!(
         "| target (wrk -t2 -c32, {seconds} s × {rounds} rounds, median) | requests/s | vs bare axum (median of the rounds' ratios) |"
     );
     println!("|---|---:|---:|");
-    println!("| bare axum handler, similar JSON | {bare:.0} | 1.00 |");
     println!(
-        "| mock GET /v1/generations/{{id}} ({:.1}% non-2xx) | {get:.0} | {get_ratio:.2} |",
-        100.0 * median(get_refused)
+        "| bare axum handler, similar JSON | {:.0} | 1.00 |",
+        mid(&bare, rate)
     );
     println!(
-        "| mock POST /v1/generations ({USERS} users, {:.1}% non-2xx) | {post:.0} | {:.2} |",
-        100.0 * median(post_refused),
-        post_ratio
+        "| mock GET /v1/generations/{{id}} ({:.1}% non-2xx) | {:.0} | {:.2} |",
+        refused(&get),
+        mid(&get, rate),
+        ratio(&get, &bare, rate)
+    );
+    println!(
+        "| mock POST /v1/generations ({USERS} users, {:.1}% non-2xx) | {:.0} | {:.2} |",
+        refused(&post),
+        mid(&post, rate),
+        ratio(&post, &bare, rate)
     );
     println!();
     println!(
-        "| the verdict's bookkeeping (same run) | without, requests/s | with / without (median of the rounds' ratios) |"
+        "| the verdict's bookkeeping (same run, median of the rounds' ratios) | without: requests/s | with / without | without: CPU µs per request | with / without |"
     );
-    println!("|---|---:|---:|");
-    println!("| GET /v1/generations/{{id}} | {get_off:.0} | {get_cost:.3} |");
+    println!("|---|---:|---:|---:|---:|");
     println!(
-        "| POST /v1/generations (no Idempotency-Key: one advice per create) | {post_off:.0} | {post_cost:.3} |"
+        "| GET /v1/generations/{{id}} | {:.0} | {:.3} | {:.2} | {:.3} |",
+        mid(&get_off, rate),
+        ratio(&get, &get_off, rate),
+        mid(&get_off, cpu),
+        ratio(&get, &get_off, cpu)
+    );
+    println!(
+        "| POST /v1/generations (no Idempotency-Key: one advice per create) | {:.0} | {:.3} | {:.2} | {:.3} |",
+        mid(&post_off, rate),
+        ratio(&post, &post_off, rate),
+        mid(&post_off, cpu),
+        ratio(&post, &post_off, cpu)
     );
 }
