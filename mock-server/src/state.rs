@@ -43,7 +43,10 @@ struct Shared {
     clock: Clock,
     schemas: &'static ContractSchemas,
     store: Mutex<Store>,
-    requests: Mutex<RequestLog>,
+    /// The request log and the verdict's bookkeeping. The judge asks the
+    /// store while judging, so this lock is taken before the store's, never
+    /// while holding it.
+    ledger: Mutex<Ledger>,
     /// Wakes the worker when a job is scheduled earlier than it expected.
     worker: Notify,
     deliverer: Deliverer,
@@ -58,10 +61,14 @@ struct Shared {
     upload_key: [u8; 32],
     /// The live journal's readers (`GET /_mock/events`).
     events: Bus,
-    /// The verdict's bookkeeping (`GET /_mock/verdict`), with a lock of its
-    /// own. The judge asks the store while judging, so this lock is taken
-    /// before the store's, never while holding it.
-    judge: Mutex<Judge>,
+}
+
+/// What a world keeps of its requests, behind one lock that each request
+/// takes once: the log, and the verdict's bookkeeping (`GET /_mock/verdict`).
+#[derive(Debug)]
+pub(crate) struct Ledger {
+    pub(crate) log: RequestLog,
+    pub(crate) judge: Judge,
 }
 
 /// The demo user's sign-in address.
@@ -80,14 +87,17 @@ impl AppState {
             .demo_api_key
             .clone()
             .unwrap_or_else(|| auth::issue(UserId::nil(), Scope::Full).full);
-        let judged = Judge::new(config.retention.count);
+        let judge = Judge::new(config.retention.count);
         let state = Self {
             inner: Arc::new(Shared {
                 config,
                 clock,
                 schemas: ContractSchemas::shared(),
                 store: Mutex::new(Store::default()),
-                requests: Mutex::new(RequestLog::default()),
+                ledger: Mutex::new(Ledger {
+                    log: RequestLog::default(),
+                    judge,
+                }),
                 worker: Notify::new(),
                 deliverer: Deliverer::new(),
                 base_url: OnceLock::new(),
@@ -95,7 +105,6 @@ impl AppState {
                 demo_api_key,
                 upload_key: rand::random(),
                 events,
-                judge: Mutex::new(judged),
             }),
         };
         state.seed();
@@ -170,12 +179,12 @@ impl AppState {
         &self.inner.events
     }
 
-    /// Records a request in the log, within the retention bounds, and tells
-    /// the journal's readers (the fault that applied to it first).
-    pub fn log_request(&self, entry: LoggedRequest) {
+    /// Records a request in `log` (the [`ledger`](Self::ledger)'s), within
+    /// the retention bounds, and tells the journal's readers (the fault that
+    /// applied to it first).
+    pub(crate) fn log_request(&self, log: &mut RequestLog, entry: LoggedRequest) {
         let retention = self.inner.config.retention;
-        let mut log = lock(&self.inner.requests);
-        // Under the log's lock, so that the journal tells requests in the
+        // Under the ledger's lock, so that the journal tells requests in the
         // log's order.
         if self.inner.events.listening() {
             if let Some(fault_id) = &entry.fault {
@@ -208,15 +217,10 @@ impl AppState {
         log.push(entry, retention);
     }
 
-    /// The verdict's bookkeeping, locked. Never take it while holding the
-    /// store's lock, nor hold it across an `.await`.
-    pub(crate) fn judge(&self) -> MutexGuard<'_, Judge> {
-        lock(&self.inner.judge)
-    }
-
-    /// The request log, locked. Never hold the guard across an `.await`.
-    pub fn requests(&self) -> MutexGuard<'_, RequestLog> {
-        lock(&self.inner.requests)
+    /// The request log and the verdict's bookkeeping, locked. Never take it
+    /// while holding the store's lock, nor hold it across an `.await`.
+    pub(crate) fn ledger(&self) -> MutexGuard<'_, Ledger> {
+        lock(&self.inner.ledger)
     }
 
     /// Sets the address clients reach the mock at (once, when it starts serving).
@@ -262,8 +266,11 @@ impl AppState {
     /// same key, the configured fault rules, auto-pay and response mode.
     pub fn reset(&self) {
         *self.store() = Store::default();
-        *self.requests() = RequestLog::default();
-        self.judge().reset();
+        {
+            let mut ledger = self.ledger();
+            ledger.log = RequestLog::default();
+            ledger.judge.reset();
+        }
         self.inner.events.publish(self.now(), EventKind::Reset {});
         self.seed();
     }

@@ -22,16 +22,68 @@ use crate::state::AppState;
 use crate::store::LoggedRequest;
 use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Judge, Seen, Shown, WindowScope};
 
-/// FNV-1a: the same digest however the body arrives in chunks.
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// A digest of bytes that arrive in chunks: the same however they are cut.
+/// It reads eight bytes at a time (a multiply and a shift each), keeping the
+/// bytes of a word a chunk ended in until the next chunk fills it.
+#[derive(Debug, Clone, Copy)]
+struct Digester {
+    hash: u64,
+    /// The bytes of an unfinished word, little-endian, and how many.
+    tail: u64,
+    tail_len: u32,
+    len: u64,
+}
 
-fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(FNV_PRIME);
+const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl Digester {
+    const fn new() -> Self {
+        Self {
+            hash: SEED,
+            tail: 0,
+            tail_len: 0,
+            len: 0,
+        }
     }
-    hash
+
+    fn word(&mut self, word: u64) {
+        let hash = (self.hash ^ word).wrapping_mul(MIX);
+        self.hash = hash ^ (hash >> 29);
+    }
+
+    fn write(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        while self.tail_len > 0 && !bytes.is_empty() {
+            self.tail |= u64::from(bytes[0]) << (8 * self.tail_len);
+            self.tail_len += 1;
+            bytes = &bytes[1..];
+            if self.tail_len == 8 {
+                self.word(self.tail);
+                (self.tail, self.tail_len) = (0, 0);
+            }
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        // The unfinished word is empty from here on.
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.word(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        }
+        for (i, &byte) in words.remainder().iter().enumerate() {
+            self.tail |= u64::from(byte) << (8 * i);
+        }
+        self.tail_len = words.remainder().len() as u32;
+    }
+
+    /// The digest of the bytes written so far.
+    fn finish(&self) -> u64 {
+        let mut last = *self;
+        last.word(self.tail);
+        last.word(self.len);
+        last.hash
+    }
 }
 
 /// The digest of a request's query and of the body bytes read so far.
@@ -56,14 +108,16 @@ impl Digest {
 /// Digests the query, and the body as the handler reads it: a request with a
 /// body (not `GET` or `HEAD`) gets a body that digests each chunk on its way.
 pub(crate) fn digest(request: &mut Request) -> Digest {
-    let seed = fnv(FNV_OFFSET, request.uri().query().unwrap_or("").as_bytes());
+    let mut digester = Digester::new();
+    digester.write(request.uri().query().unwrap_or("").as_bytes());
     if matches!(*request.method(), Method::GET | Method::HEAD) {
-        return Digest::Query(seed);
+        return Digest::Query(digester.finish());
     }
-    let digest = Arc::new(AtomicU64::new(seed));
+    let digest = Arc::new(AtomicU64::new(digester.finish()));
     let inner = std::mem::take(request.body_mut());
     *request.body_mut() = Body::new(Digesting {
         inner,
+        digester,
         digest: digest.clone(),
     });
     Digest::Body(digest)
@@ -73,6 +127,8 @@ pub(crate) fn digest(request: &mut Request) -> Digest {
 /// and tells the handler its size as the body it wraps does.
 struct Digesting {
     inner: Body,
+    digester: Digester,
+    /// Where the middleware reads the digest once the handler is done.
     digest: Arc<AtomicU64>,
 }
 
@@ -88,12 +144,8 @@ impl http_body::Body for Digesting {
         if let Some(Ok(frame)) = &frame
             && let Some(bytes) = frame.data_ref()
         {
-            // One reader at a time: the load and the store cannot interleave.
-            let digest = &self.digest;
-            digest.store(
-                fnv(digest.load(Ordering::Relaxed), bytes),
-                Ordering::Relaxed,
-            );
+            self.digester.write(bytes);
+            self.digest.store(self.digester.finish(), Ordering::Relaxed);
         }
         Poll::Ready(frame)
     }
@@ -172,15 +224,13 @@ impl Edge {
         refused_by: Option<u32>,
         injected: bool,
     ) -> Self {
-        let retry_after = response
-            .headers()
-            .get(header::RETRY_AFTER)
+        let retry_after = (response.status() == StatusCode::TOO_MANY_REQUESTS)
+            .then(|| response.headers().get(header::RETRY_AFTER))
+            .flatten()
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
-            .filter(|_| response.status() == StatusCode::TOO_MANY_REQUESTS);
-        let own = rate_limit::route_limit(method, path);
+            .and_then(|v| v.trim().parse().ok());
         let window = retry_after.map(|_| match refused_by {
-            Some(decided) => match own {
+            Some(decided) => match rate_limit::route_limit(method, path) {
                 Some(limit) if limit.max == decided && decided != rate_limit::GENERAL.max => {
                     WindowScope::Route(limit.name)
                 }
@@ -205,31 +255,40 @@ impl Edge {
     }
 }
 
-/// Judges an answered request; the findings go to the journal with
-/// [`publish`], after the request's own event.
-pub(crate) fn judge(state: &AppState, entry: &LoggedRequest, edge: &Edge) -> Vec<Finding> {
-    let seen = Seen {
-        id: &entry.request_id,
-        at: entry.at,
-        sent: edge.sent,
-        answered: edge.answered,
-        method: &entry.method,
-        path: &entry.path,
-        ip: &entry.ip,
-        user: entry.user_id,
-        key: entry.idempotency_key.as_deref(),
-        digest: edge.digest,
-        status: entry.status,
-        code: entry.error_code.as_deref(),
-        retry_after: edge.retry_after,
-        cut: edge.cut,
-        window: edge.window,
-        shown: edge.shown,
-        active: edge.active,
+/// Logs an answered request and, when the verdict is on (`edge` is what the
+/// edge measured of it), judges it, both under the ledger's one lock; then
+/// tells the journal the findings, after the request's own event.
+pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
+    let mut ledger = state.ledger();
+    let made = match edge {
+        Some(edge) => {
+            let seen = Seen {
+                id: &entry.request_id,
+                at: entry.at,
+                sent: edge.sent,
+                answered: edge.answered,
+                method: &entry.method,
+                path: &entry.path,
+                ip: &entry.ip,
+                user: entry.user_id,
+                key: entry.idempotency_key.as_deref(),
+                digest: edge.digest,
+                status: entry.status,
+                code: entry.error_code.as_deref(),
+                retry_after: edge.retry_after,
+                cut: edge.cut,
+                window: edge.window,
+                shown: edge.shown,
+                active: edge.active,
+            };
+            let places = ledger.judge.request(&seen, &StoreFacts(state));
+            told(state, &ledger.judge, &places)
+        }
+        None => Vec::new(),
     };
-    let mut judge = state.judge();
-    let made = judge.request(&seen, &StoreFacts(state));
-    told(state, &judge, &made)
+    state.log_request(&mut ledger.log, entry);
+    drop(ledger);
+    publish(state, made);
 }
 
 /// The findings at `places`, for the live journal; none when no one reads it.
@@ -242,15 +301,15 @@ fn told(state: &AppState, judge: &Judge, places: &[usize]) -> Vec<Finding> {
 
 /// Judges a delivery attempt or probe and tells the journal what it found.
 pub(crate) fn delivery(state: &AppState, seen: &DeliverySeen) {
-    let mut judge = state.judge();
-    let places = judge.delivery(seen);
-    let made = told(state, &judge, &places);
-    drop(judge);
+    let mut ledger = state.ledger();
+    let places = ledger.judge.delivery(seen);
+    let made = told(state, &ledger.judge, &places);
+    drop(ledger);
     publish(state, made);
 }
 
 /// Tells the journal the findings a request or delivery made.
-pub(crate) fn publish(state: &AppState, made: Vec<Finding>) {
+fn publish(state: &AppState, made: Vec<Finding>) {
     let events = state.events();
     if !events.listening() {
         return;
@@ -268,5 +327,51 @@ pub(crate) fn publish(state: &AppState, made: Vec<Finding>) {
                 count: finding.count,
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Digester;
+
+    fn digest(chunks: &[&[u8]]) -> u64 {
+        let mut digester = Digester::new();
+        for chunk in chunks {
+            digester.write(chunk);
+        }
+        digester.finish()
+    }
+
+    #[test]
+    fn a_body_digests_alike_however_it_is_cut() {
+        let body: &[u8] = br#"{"modelSlug":"flux-schnell","prompt":"a lighthouse at dusk"}"#;
+        let whole = digest(&[body]);
+        for cut in 0..=body.len() {
+            let (a, b) = body.split_at(cut);
+            assert_eq!(digest(&[a, b]), whole, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(digest(&bytes), whole);
+        let threes: Vec<&[u8]> = body.chunks(3).collect();
+        assert_eq!(digest(&threes), whole);
+    }
+
+    #[test]
+    fn bodies_that_differ_digest_apart() {
+        let body = br#"{"prompt":"a lighthouse at dusk"}"#;
+        let seen: std::collections::HashSet<u64> = (0..body.len())
+            .map(|i| {
+                let mut changed = body.to_vec();
+                changed[i] ^= 1;
+                digest(&[&changed])
+            })
+            .chain([
+                digest(&[body]),
+                digest(&[&body[..body.len() - 1]]),
+                digest(&[b""]),
+                digest(&[b"\0"]),
+            ])
+            .collect();
+        assert_eq!(seen.len(), body.len() + 4);
     }
 }

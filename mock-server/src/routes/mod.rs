@@ -222,22 +222,20 @@ async fn service_middleware(
         error_code: None,
     };
     let Some(decision) = decision else {
-        let made = match digest {
+        let edge = match digest {
             Some(digest) => {
                 judged::drain(request, body_limit).await;
-                let seen = judged::Edge {
+                Some(judged::Edge {
                     sent,
                     answered: state.clock().edge_seconds(),
                     digest: digest.value(),
                     cut: Cut::Dropped,
                     ..judged::Edge::default()
-                };
-                judged::judge(&state, &entry, &seen)
+                })
             }
-            None => Vec::new(),
+            None => None,
         };
-        state.log_request(entry);
-        judged::publish(&state, made);
+        judged::log(&state, entry, edge.as_ref());
         return faults::dropped();
     };
 
@@ -284,38 +282,33 @@ async fn service_middleware(
     // The status is the one the service decided on, even when a fault then
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
-    let made = match digest {
-        Some(digest) => {
-            let injected = matches!(effect, Some(Effect::Error(_)));
-            let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
-                .then_some(decision.decided_by);
-            let seen = judged::Edge {
-                sent,
-                answered: state.clock().edge_seconds()
-                    + match effect {
-                        Some(Effect::Delay { seconds }) => seconds,
-                        _ => 0.0,
-                    },
-                digest: digest.value(),
-                cut: match effect {
-                    Some(Effect::DropAfter) => Cut::DroppedAfter,
-                    _ => Cut::No,
+    let edge = digest.map(|digest| {
+        let injected = matches!(effect, Some(Effect::Error(_)));
+        let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
+            .then_some(decision.decided_by);
+        judged::Edge {
+            sent,
+            answered: state.clock().edge_seconds()
+                + match effect {
+                    Some(Effect::Delay { seconds }) => seconds,
+                    _ => 0.0,
                 },
-                active,
-                ..judged::Edge::of(
-                    &response,
-                    method.as_str(),
-                    &entry.path,
-                    refused_here,
-                    injected,
-                )
-            };
-            judged::judge(&state, &entry, &seen)
+            digest: digest.value(),
+            cut: match effect {
+                Some(Effect::DropAfter) => Cut::DroppedAfter,
+                _ => Cut::No,
+            },
+            active,
+            ..judged::Edge::of(
+                &response,
+                method.as_str(),
+                &entry.path,
+                refused_here,
+                injected,
+            )
         }
-        None => Vec::new(),
-    };
-    state.log_request(entry);
-    judged::publish(&state, made);
+    });
+    judged::log(&state, entry, edge.as_ref());
     match effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {

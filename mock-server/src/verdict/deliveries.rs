@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::findings::{Findings, Made, Subject};
+use super::findings::{Findings, Made, Places, Subject};
 use super::rules::Rule;
 
 /// A receiver's answer slower than this, though 2xx, earns advice (the
@@ -53,7 +53,7 @@ pub(crate) struct DeliverySeen {
     pub probe: Option<Probe>,
 }
 
-pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Vec<usize> {
+pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Places {
     let ok = seen.status.is_some_and(|s| (200..300).contains(&s));
     let refused = seen.status.is_some_and(|s| s >= 400);
     let answer = match seen.status {
@@ -102,13 +102,14 @@ pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Vec<usize> 
     };
     verdict
         .map(|(rule, message)| {
-            vec![findings.make(Made {
+            findings.make(Made {
                 rule,
                 subject: Subject::Text(format!("endpoint {}", seen.endpoint_id)),
                 at: seen.at,
                 ids: &[seen.message_id.as_str()],
                 message: &|| message.clone(),
-            })]
+            })
         })
-        .unwrap_or_default()
+        .into_iter()
+        .collect()
 }

@@ -2,10 +2,15 @@
 //! an endpoint…), counted each time it is made again.
 
 use chrono::{DateTime, Utc};
+use smallvec::SmallVec;
 
 use super::Finding;
 use super::rules::Rule;
 use crate::domain::{FastMap, UserId};
+
+/// The places of the findings one request or delivery made: rarely more
+/// than one, kept without an allocation.
+pub(crate) type Places = SmallVec<[usize; 4]>;
 
 /// Request ids a finding keeps: the first ones that showed it.
 const IDS_KEPT: usize = 10;

@@ -31,6 +31,7 @@ use uuid::Uuid;
 use crate::domain::{FastMap, UserId};
 pub(crate) use deliveries::{DeliverySeen, Probe};
 use findings::Findings;
+pub(crate) use findings::Places;
 pub(crate) use requests::{Cut, Seen, Shown, WindowScope};
 pub use rules::Severity;
 
@@ -160,14 +161,14 @@ impl Judge {
 
     /// Judges one answered request; returns the places of the findings it
     /// made, for [`current`](Self::current).
-    pub(crate) fn request(&mut self, seen: &Seen<'_>, facts: &dyn Facts) -> Vec<usize> {
+    pub(crate) fn request(&mut self, seen: &Seen<'_>, facts: &dyn Facts) -> Places {
         self.checked.requests += 1;
         self.requests.judge(seen, facts, &mut self.findings)
     }
 
     /// Judges one delivery attempt or probe; returns the places of the
     /// findings it made.
-    pub(crate) fn delivery(&mut self, seen: &DeliverySeen) -> Vec<usize> {
+    pub(crate) fn delivery(&mut self, seen: &DeliverySeen) -> Places {
         self.checked.deliveries += 1;
         deliveries::judge(seen, &mut self.findings)
     }

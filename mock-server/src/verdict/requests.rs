@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::findings::{Client, Findings, Made, Subject};
+use super::findings::{Client, Findings, Made, Places, Subject};
 use super::rules::Rule;
 use super::{Bounded, Facts};
 use crate::domain::UserId;
@@ -151,6 +151,7 @@ fn route(path: &str) -> String {
 struct Last {
     id: String,
     key: Option<String>,
+    sent: f64,
     answered: f64,
     status: Option<u16>,
     code: Option<String>,
@@ -174,7 +175,10 @@ impl Last {
     /// How the client cannot know whether it acted: `None` when it can.
     fn unknown_outcome(&self, resent_at: f64) -> Option<String> {
         if resent_at < self.answered {
-            return Some("a time-out".to_owned());
+            // Sent again while the first hung: after a time-out, unless the
+            // two were sent together (two creates of one prompt, each with
+            // its own key, are two generations).
+            return (resent_at - self.sent >= GRACE).then(|| "a time-out".to_owned());
         }
         match (self.cut, self.status) {
             (Cut::Dropped | Cut::DroppedAfter, _) => Some("a dropped connection".to_owned()),
@@ -191,23 +195,12 @@ impl Last {
         }
     }
 
-    /// Whether the document says to retry this answer with a growing delay.
     fn retryable(&self) -> bool {
-        match self.code.as_deref() {
-            Some("RATE_LIMIT_ERROR") => self.retry_after.is_some(),
-            Some("SERVICE_UNAVAILABLE") => true,
-            Some(code) => code.starts_with("GATEWAY_") || code.starts_with("BILLING_"),
-            None => false,
-        }
+        retryable(self.code.as_deref(), self.retry_after)
     }
 
-    /// Whether the document says a retry of the same request does not fix it.
     fn final_error(&self) -> bool {
-        matches!(self.status, Some(402 | 404 | 410))
-            || matches!(
-                self.code.as_deref(),
-                Some("VALIDATION_ERROR" | "MODEL_UNAVAILABLE" | "MODEL_NOT_AVAILABLE")
-            )
+        final_error(self.status, self.code.as_deref())
     }
 
     fn answer(&self) -> String {
@@ -217,6 +210,25 @@ impl Last {
             (None, _) => "no answer".to_owned(),
         }
     }
+}
+
+/// Whether the document says to retry this answer with a growing delay.
+fn retryable(code: Option<&str>, retry_after: Option<u64>) -> bool {
+    match code {
+        Some("RATE_LIMIT_ERROR") => retry_after.is_some(),
+        Some("SERVICE_UNAVAILABLE") => true,
+        Some(code) => code.starts_with("GATEWAY_") || code.starts_with("BILLING_"),
+        None => false,
+    }
+}
+
+/// Whether the document says a retry of the same request does not fix it.
+fn final_error(status: Option<u16>, code: Option<&str>) -> bool {
+    matches!(status, Some(402 | 404 | 410))
+        || matches!(
+            code,
+            Some("VALIDATION_ERROR" | "MODEL_UNAVAILABLE" | "MODEL_NOT_AVAILABLE")
+        )
 }
 
 /// A windowed 429 the client got, until its `retry-after` passed.
@@ -281,10 +293,10 @@ impl Requests {
         seen: &Seen<'_>,
         facts: &dyn Facts,
         findings: &mut Findings,
-    ) -> Vec<usize> {
+    ) -> Places {
         let identity = self.identity(seen);
         let client = seen.client();
-        let mut made = Vec::new();
+        let mut made = Places::new();
         let mut find =
             |rule: Rule, subject: Subject, ids: &[&str], message: &dyn Fn() -> String| {
                 made.push(findings.make(Made {
@@ -586,15 +598,17 @@ impl Requests {
                 _ => {}
             }
         }
-        // A success of a request that is safe to repeat (a read, a delete)
-        // is never what a repeat is judged against: no retry chain, no final
-        // error, no unknown outcome. Keeping nothing for it is the same as
-        // keeping it, and the most frequent answer of all costs no record.
-        if seen
-            .status
-            .is_some_and(|status| (200..300).contains(&status))
-            && !seen.is_create()
-            && !seen.unsafe_to_repeat()
+        // Only an answer a repeat is judged against is kept: one whose
+        // outcome the client cannot know (none, a 5xx, one that hung long
+        // enough for a time-out), one to retry, one a retry does not fix.
+        // Keeping nothing for any other (successes above all) is the same
+        // as keeping it, and the most frequent answers cost no record.
+        let unknown = seen.cut != Cut::No
+            || seen.status.is_none_or(|status| status >= 500)
+            || seen.answered - seen.sent >= GRACE;
+        if !unknown
+            && !retryable(seen.code, seen.retry_after)
+            && !final_error(seen.status, seen.code)
         {
             return;
         }
@@ -607,6 +621,7 @@ impl Requests {
             Last {
                 id: seen.id.to_owned(),
                 key: seen.key.map(str::to_owned),
+                sent: seen.sent,
                 answered: seen.answered,
                 status: seen.status,
                 code: seen.code.map(str::to_owned),

@@ -146,6 +146,17 @@ fn a_create_sent_again_while_the_first_hangs_is_a_time_out() {
 }
 
 #[test]
+fn two_creates_of_one_prompt_sent_together_are_not_a_time_out() {
+    let store = Store::default();
+    // The second arrives 2 ms after the first, before the first's answer
+    // went out: two generations wanted, each with its own key.
+    let mut first = create(1, Some("k1"), 0.0);
+    first.answered = 0.05;
+    let found = violations(vec![first, create(2, Some("k2"), 0.002)], &store);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
 fn the_same_key_after_a_503_or_a_drop_is_fine() {
     let store = Store::default();
     let mut dropped = create(2, Some("k1"), 1.0);

@@ -12,7 +12,7 @@ use crate::store::{LoggedRequest, OutboxMessage};
 
 /// The requests the service received, oldest first.
 pub(crate) fn list_requests(state: &AppState) -> Vec<LoggedRequest> {
-    state.requests().iter().cloned().collect()
+    state.ledger().log.iter().cloned().collect()
 }
 
 /// The e-mails the service would have sent (magic links), oldest first.

@@ -8,12 +8,12 @@ use crate::verdict::Verdict;
 
 /// The verdict on the world's client so far.
 pub(crate) fn get_verdict(state: &AppState) -> Verdict {
-    state.judge().verdict()
+    state.ledger().judge.verdict()
 }
 
 /// Starts the verdict over.
 pub(crate) fn reset_verdict(state: &AppState) {
-    state.judge().reset();
+    state.ledger().judge.reset();
 }
 
 /// Sends the three probes to the endpoint and waits for their answers.
