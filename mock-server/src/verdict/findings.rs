@@ -69,41 +69,52 @@ impl Findings {
     pub(super) fn make(&mut self, made: Made<'_>) -> usize {
         let key = (made.rule, made.subject);
         let place = match self.index.get(&key) {
-            Some(&place) => Some(place),
-            None if self.list.len() >= GROUPS => self.first_of_rule.get(&made.rule).copied(),
-            None => None,
+            Some(&place) => place,
+            None if self.list.len() >= GROUPS => match self.first_of_rule.get(&made.rule) {
+                Some(&place) => place,
+                None => return self.first(key, made.at, made.ids, made.message),
+            },
+            None => return self.first(key, made.at, made.ids, made.message),
         };
-        if let Some(place) = place {
-            let finding = &mut self.list[place];
-            finding.count += 1;
-            for id in made.ids {
-                if finding.request_ids.len() >= IDS_KEPT {
-                    break;
-                }
-                if !finding.request_ids.iter().any(|kept| kept == id) {
-                    finding.request_ids.push((*id).to_owned());
-                }
+        let finding = &mut self.list[place];
+        finding.count += 1;
+        for id in made.ids {
+            if finding.request_ids.len() >= IDS_KEPT {
+                break;
             }
-            return place;
+            if !finding.request_ids.iter().any(|kept| kept == id) {
+                finding.request_ids.push((*id).to_owned());
+            }
         }
+        place
+    }
+
+    /// A finding made for the first time: written out in words, once.
+    #[cold]
+    fn first(
+        &mut self,
+        (rule, subject): (Rule, Subject),
+        at: DateTime<Utc>,
+        ids: &[&str],
+        message: &dyn Fn() -> String,
+    ) -> usize {
         let place = self.list.len();
         self.list.push(Finding {
-            rule: made.rule.id().to_owned(),
-            severity: made.rule.severity(),
-            message: (made.message)(),
-            document_rule: made.rule.document_rule().to_owned(),
-            advice: made.rule.advice().to_owned(),
-            request_ids: made
-                .ids
+            rule: rule.id().to_owned(),
+            severity: rule.severity(),
+            message: message(),
+            document_rule: rule.document_rule().to_owned(),
+            advice: rule.advice().to_owned(),
+            request_ids: ids
                 .iter()
                 .take(IDS_KEPT)
                 .map(|id| (*id).to_owned())
                 .collect(),
-            first_at: made.at,
+            first_at: at,
             count: 1,
         });
-        self.index.insert(key, place);
-        self.first_of_rule.entry(made.rule).or_insert(place);
+        self.index.insert((rule, subject), place);
+        self.first_of_rule.entry(rule).or_insert(place);
         place
     }
 

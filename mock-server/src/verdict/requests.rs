@@ -127,6 +127,10 @@ impl Seen<'_> {
         if self.method != "GET" {
             return None;
         }
+        // An answered read says which: its handler parsed the id already.
+        if let Some(shown) = self.shown {
+            return Some(shown.id);
+        }
         let id = self.path.strip_prefix("/v1/generations/")?;
         Uuid::parse_str(id.trim_end_matches('/')).ok()
     }
@@ -288,6 +292,10 @@ impl Requests {
         h.finish()
     }
 
+    /// Judges one request against what came before it from the same client.
+    /// The common requests (a first create, a read) take only the checks
+    /// written here; each rule that needs an earlier answer or a closed
+    /// window is a function of its own, out of the way of the hot path.
     pub(super) fn judge(
         &mut self,
         seen: &Seen<'_>,
@@ -296,53 +304,19 @@ impl Requests {
     ) -> Places {
         let identity = self.identity(seen);
         let client = seen.client();
-        let mut made = Places::new();
-        let mut find =
-            |rule: Rule, subject: Subject, ids: &[&str], message: &dyn Fn() -> String| {
-                made.push(findings.make(Made {
-                    rule,
-                    subject,
-                    at: seen.at,
-                    ids,
-                    message,
-                }));
-            };
-        let on_route = || Subject::Text(format!("{client}: {} {}", seen.method, route(seen.path)));
+        let mut found = Found {
+            findings,
+            at: seen.at,
+            places: Places::new(),
+        };
         // Taken out, not copied: `remember` puts this request's record in its place.
         let prev = self.last.remove(&identity);
 
-        // A repeat whose first attempt may have acted.
-        if let Some(p) = &prev
-            && let Some(outcome) = p.unknown_outcome(seen.sent)
-        {
-            if seen.is_create() && (seen.key.is_none() || seen.key != p.key.as_deref()) {
-                let with = if seen.key.is_none() {
-                    "no Idempotency-Key"
-                } else {
-                    "another Idempotency-Key"
-                };
-                find(
-                    Rule::CreateRetryNewKey,
-                    Subject::Client(client.clone()),
-                    &[&p.id, seen.id],
-                    &|| {
-                        format!(
-                            "POST /v1/generations was sent again after {outcome} with {with}: the service may charge twice"
-                        )
-                    },
-                );
-            } else if seen.unsafe_to_repeat() {
-                find(Rule::UnsafeRepeat, on_route(), &[&p.id, seen.id], &|| {
-                    format!(
-                        "{} {} was sent again with the same body after {outcome}: it may have acted twice",
-                        seen.method, seen.path
-                    )
-                });
-            }
+        if let Some(p) = &prev {
+            repeat_of_unknown_outcome(p, seen, &client, &mut found);
         }
-
         if seen.is_create() && seen.key.is_none() {
-            find(
+            found.find(
                 Rule::CreateWithoutKey,
                 Subject::Client(client.clone()),
                 &[seen.id],
@@ -351,10 +325,45 @@ impl Requests {
                 },
             );
         }
+        if !self.closed.is_empty() {
+            self.inside_closed_windows(seen, identity, &client, &mut found);
+        }
+        let chain = match prev.as_ref().filter(|p| p.retryable()) {
+            Some(p) => retry_chain(p, seen, &client, &mut found),
+            None => Chain {
+                attempts: 1,
+                ..Chain::default()
+            },
+        };
+        let full_wait = match seen.user {
+            Some(user) if seen.is_create() && !self.full.is_empty() => {
+                self.concurrency_loop(seen, user, identity, &client, facts, &mut found)
+            }
+            _ => None,
+        };
+        if let Some(p) = prev.as_ref().filter(|p| p.final_error()) {
+            repeat_final_error(p, seen, &client, facts, &mut found);
+        }
+        if let Some(user) = seen.user
+            && let Some(generation) = seen.read_generation()
+        {
+            self.reads_of(seen, (user, generation), &client, &mut found);
+        }
 
-        // Inside a window a 429 closed (when any is).
-        let windows = (!self.closed.is_empty()).then(|| scopes(seen));
-        for scope in windows.into_iter().flatten() {
+        self.remember(seen, identity, chain, client, full_wait, facts);
+        found.places
+    }
+
+    /// A request inside a window a 429 closed, before its `retry-after`.
+    #[cold]
+    fn inside_closed_windows(
+        &mut self,
+        seen: &Seen<'_>,
+        identity: u64,
+        client: &Client,
+        found: &mut Found<'_>,
+    ) {
+        for scope in scopes(seen) {
             let key = (client.clone(), scope);
             let Some(closed) = self.closed.get(&key).cloned() else {
                 continue;
@@ -370,7 +379,7 @@ impl Requests {
                     WindowScope::General => "the general limit".to_owned(),
                     WindowScope::Route(name) => format!("the {name} limit"),
                 };
-                find(
+                found.find(
                     Rule::RetryBeforeRetryAfter,
                     Subject::Text(format!("{client}: {limit}")),
                     &[&closed.id, seen.id],
@@ -386,178 +395,111 @@ impl Requests {
                 );
             }
         }
+    }
 
-        // Retries with a growing delay, 5 attempts at most.
-        let mut chain = Chain {
-            attempts: 1,
-            ..Chain::default()
-        };
-        if let Some(p) = prev.as_ref().filter(|p| p.retryable()) {
-            chain = p.chain.clone();
-            chain.attempts += 1;
-            let delay = seen.sent - p.answered;
-            let held = p
-                .retry_after
-                .is_some_and(|secs| delay >= secs as f64 - SLACK);
-            if !held {
-                chain.free_delays.push(delay.max(0.0));
-            }
-            let code = p.code.as_deref().unwrap_or_default();
-            if chain.attempts == MAX_ATTEMPTS + 1 {
-                find(
-                    Rule::RetryWithoutBackoff,
-                    on_route(),
-                    &[&p.id, seen.id],
-                    &|| {
-                        format!(
-                            "{} {} was sent a {}th time after {code}: more than {MAX_ATTEMPTS} attempts",
-                            seen.method, seen.path, chain.attempts
-                        )
-                    },
-                );
-            } else if !chain.judged && chain.free_delays.len() >= JUDGED_RETRIES {
-                chain.judged = true;
-                if !grows(&chain.free_delays) {
-                    let delays: Vec<String> = chain
-                        .free_delays
-                        .iter()
-                        .map(|d| format!("{d:.3}"))
-                        .collect();
-                    find(
-                        Rule::RetryWithoutBackoff,
-                        on_route(),
-                        &[&p.id, seen.id],
-                        &|| {
-                            format!(
-                                "{} {} was retried after {code} with delays of {} s that do not grow",
-                                seen.method,
-                                seen.path,
-                                delays.join(", ")
-                            )
-                        },
-                    );
-                }
-            }
+    /// A create while the user's 5 tasks are all still active, in a loop:
+    /// sooner than the first delay the document recommends, or at a pace
+    /// that does not slow down. A client that cannot see the tasks that hold
+    /// the slots (another process made them) can only try again; one that
+    /// backs off is not looping. Returns how long it waited after the 429.
+    #[cold]
+    fn concurrency_loop(
+        &mut self,
+        seen: &Seen<'_>,
+        user: UserId,
+        identity: u64,
+        client: &Client,
+        facts: &dyn Facts,
+        found: &mut Found<'_>,
+    ) -> Option<f64> {
+        let full = self.full.get(&user)?;
+        if seen.sent < full.answered {
+            return None;
         }
+        if facts.any_ended(&full.active) {
+            self.full.remove(&user);
+            return None;
+        }
+        let waited = seen.sent - full.answered;
+        let looping = waited < FIRST_DELAY - SLACK || waited < full.waited + GROWTH_NOISE;
+        if looping && (full.request == identity || waited > GRACE) {
+            found.find(
+                Rule::ConcurrencyRetryLoop,
+                Subject::Client(client.clone()),
+                &[&full.id, seen.id],
+                &|| {
+                    let before = if full.waited > 0.0 {
+                        format!(", after a wait of {:.2} s before", full.waited)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "POST /v1/generations was sent {waited:.2} s after the 429 of 5 active tasks, before any of them ended{before}"
+                    )
+                },
+            );
+        }
+        Some(waited)
+    }
 
-        // A create while the user's 5 tasks are all still active, in a loop:
-        // sooner than the first delay the document recommends, or at a pace
-        // that does not slow down. A client that cannot see the tasks that
-        // hold the slots (another process made them) can only try again; one
-        // that backs off is not looping.
-        let mut full_wait = None;
-        if seen.is_create()
-            && let Some(user) = seen.user
-            && let Some(full) = self.full.get(&user).cloned()
-            && seen.sent >= full.answered
+    /// Reads of one generation: after an answer showed it ended, or more
+    /// often than the general limit sustains.
+    fn reads_of(
+        &mut self,
+        seen: &Seen<'_>,
+        key: (UserId, Uuid),
+        client: &Client,
+        found: &mut Found<'_>,
+    ) {
+        let generation = key.1;
+        if self.ended.get(&key).is_some() {
+            found.find(
+                Rule::ReadAfterFinal,
+                Subject::Client(client.clone()),
+                &[seen.id],
+                &|| {
+                    format!(
+                        "generation {generation} was read again after an answer showed it in a final state"
+                    )
+                },
+            );
+            return;
+        }
+        if seen.status != Some(200) {
+            return;
+        }
+        let mut reads = self.reads.remove(&key).unwrap_or_default();
+        reads.push_back(seen.sent);
+        while reads
+            .front()
+            .is_some_and(|&t| t <= seen.sent - GENERAL_WINDOW)
         {
-            let waited = seen.sent - full.answered;
-            if facts.any_ended(&full.active) {
-                self.full.remove(&user);
-            } else {
-                full_wait = Some(waited);
-                let looping = waited < FIRST_DELAY - SLACK || waited < full.waited + GROWTH_NOISE;
-                if looping && (full.request == identity || waited > GRACE) {
-                    find(
-                        Rule::ConcurrencyRetryLoop,
-                        Subject::Client(client.clone()),
-                        &[&full.id, seen.id],
-                        &|| {
-                            let before = if full.waited > 0.0 {
-                                format!(", after a wait of {:.2} s before", full.waited)
-                            } else {
-                                String::new()
-                            };
-                            format!(
-                                "POST /v1/generations was sent {waited:.2} s after the 429 of 5 active tasks, before any of them ended{before}"
-                            )
-                        },
-                    );
-                }
-            }
+            reads.pop_front();
         }
-
-        // The same request after an answer a retry does not fix, answered the
-        // same again: had the client fixed what was wrong elsewhere (its
-        // requisites, a model's state, its balance), the answer would differ.
-        if let Some(p) = prev.as_ref().filter(|p| {
-            p.final_error() && p.status == seen.status && p.code.as_deref() == seen.code
-        }) {
-            let topped_up = match (p.available, seen.user) {
-                (Some(before), Some(user)) => facts.available(user) > before,
-                _ => false,
-            };
-            if !topped_up {
-                find(
-                    Rule::RepeatFinalError,
-                    on_route(),
-                    &[&p.id, seen.id],
-                    &|| {
-                        format!(
-                            "{} {} was sent again unchanged after {}, which a retry does not fix",
-                            seen.method,
-                            seen.path,
-                            p.answer()
-                        )
-                    },
-                );
-            }
+        let allowed = poll_allowance(seen.active);
+        // Whether the reads pass `allowed` is all that is judged: a client
+        // hammering one generation keeps no more than that.
+        while reads.len() > allowed + 1 {
+            reads.pop_front();
         }
-
-        // Reads of one generation.
-        if let Some(generation) = seen.read_generation()
-            && let Some(user) = seen.user
-        {
-            let key = (user, generation);
-            if self.ended.get(&key).is_some() {
-                find(
-                    Rule::ReadAfterFinal,
-                    Subject::Client(client.clone()),
-                    &[seen.id],
-                    &|| {
-                        format!(
-                            "generation {generation} was read again after an answer showed it in a final state"
-                        )
-                    },
-                );
-            } else if seen.status == Some(200) {
-                let mut reads = self.reads.remove(&key).unwrap_or_default();
-                reads.push_back(seen.sent);
-                while reads
-                    .front()
-                    .is_some_and(|&t| t <= seen.sent - GENERAL_WINDOW)
-                {
-                    reads.pop_front();
-                }
-                let allowed = poll_allowance(seen.active);
-                // Whether the reads pass `allowed` is all that is judged: a
-                // client hammering one generation keeps no more than that.
-                while reads.len() > allowed + 1 {
-                    reads.pop_front();
-                }
-                if reads.len() > allowed {
-                    find(
-                        Rule::PollRate,
-                        Subject::Client(client.clone()),
-                        &[seen.id],
-                        &|| {
-                            format!(
-                                "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
-                                seen.active.max(1)
-                            )
-                        },
-                    );
-                }
-                if seen.shown.is_some_and(|s| s.final_state.is_some()) {
-                    self.ended.insert(key, ());
-                } else {
-                    self.reads.insert(key, reads);
-                }
-            }
+        if reads.len() > allowed {
+            found.find(
+                Rule::PollRate,
+                Subject::Client(client.clone()),
+                &[seen.id],
+                &|| {
+                    format!(
+                        "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
+                        seen.active.max(1)
+                    )
+                },
+            );
         }
-
-        self.remember(seen, identity, chain, client, full_wait, facts);
-        made
+        if seen.shown.is_some_and(|s| s.final_state.is_some()) {
+            self.ended.insert(key, ());
+        } else {
+            self.reads.insert(key, reads);
+        }
     }
 
     /// Keeps what later requests are judged against.
@@ -629,6 +571,155 @@ impl Requests {
                 cut: seen.cut,
                 available,
                 chain,
+            },
+        );
+    }
+}
+
+/// The findings one request makes, as they are made.
+struct Found<'a> {
+    findings: &'a mut Findings,
+    at: DateTime<Utc>,
+    places: Places,
+}
+
+impl Found<'_> {
+    fn find(&mut self, rule: Rule, subject: Subject, ids: &[&str], message: &dyn Fn() -> String) {
+        self.places.push(self.findings.make(Made {
+            rule,
+            subject,
+            at: self.at,
+            ids,
+            message,
+        }));
+    }
+}
+
+/// A client and the route of its request, as a finding's subject.
+fn on_route(client: &Client, seen: &Seen<'_>) -> Subject {
+    Subject::Text(format!("{client}: {} {}", seen.method, route(seen.path)))
+}
+
+/// A repeat whose first attempt may have acted: a create with another key
+/// or none, or a request that is not safe to repeat.
+#[cold]
+fn repeat_of_unknown_outcome(p: &Last, seen: &Seen<'_>, client: &Client, found: &mut Found<'_>) {
+    let Some(outcome) = p.unknown_outcome(seen.sent) else {
+        return;
+    };
+    if seen.is_create() && (seen.key.is_none() || seen.key != p.key.as_deref()) {
+        let with = if seen.key.is_none() {
+            "no Idempotency-Key"
+        } else {
+            "another Idempotency-Key"
+        };
+        found.find(
+            Rule::CreateRetryNewKey,
+            Subject::Client(client.clone()),
+            &[&p.id, seen.id],
+            &|| {
+                format!(
+                    "POST /v1/generations was sent again after {outcome} with {with}: the service may charge twice"
+                )
+            },
+        );
+    } else if seen.unsafe_to_repeat() {
+        found.find(
+            Rule::UnsafeRepeat,
+            on_route(client, seen),
+            &[&p.id, seen.id],
+            &|| {
+                format!(
+                    "{} {} was sent again with the same body after {outcome}: it may have acted twice",
+                    seen.method, seen.path
+                )
+            },
+        );
+    }
+}
+
+/// A retry of an answer to be retried: with a growing delay, 5 attempts at
+/// most. Returns the chain of attempts this one continues.
+#[cold]
+fn retry_chain(p: &Last, seen: &Seen<'_>, client: &Client, found: &mut Found<'_>) -> Chain {
+    let mut chain = p.chain.clone();
+    chain.attempts += 1;
+    let delay = seen.sent - p.answered;
+    let held = p
+        .retry_after
+        .is_some_and(|secs| delay >= secs as f64 - SLACK);
+    if !held {
+        chain.free_delays.push(delay.max(0.0));
+    }
+    let code = p.code.as_deref().unwrap_or_default();
+    if chain.attempts == MAX_ATTEMPTS + 1 {
+        found.find(
+            Rule::RetryWithoutBackoff,
+            on_route(client, seen),
+            &[&p.id, seen.id],
+            &|| {
+                format!(
+                    "{} {} was sent a {}th time after {code}: more than {MAX_ATTEMPTS} attempts",
+                    seen.method, seen.path, chain.attempts
+                )
+            },
+        );
+    } else if !chain.judged && chain.free_delays.len() >= JUDGED_RETRIES {
+        chain.judged = true;
+        if !grows(&chain.free_delays) {
+            let delays: Vec<String> = chain
+                .free_delays
+                .iter()
+                .map(|d| format!("{d:.3}"))
+                .collect();
+            found.find(
+                Rule::RetryWithoutBackoff,
+                on_route(client, seen),
+                &[&p.id, seen.id],
+                &|| {
+                    format!(
+                        "{} {} was retried after {code} with delays of {} s that do not grow",
+                        seen.method,
+                        seen.path,
+                        delays.join(", ")
+                    )
+                },
+            );
+        }
+    }
+    chain
+}
+
+/// The same request after an answer a retry does not fix, answered the same
+/// again: had the client fixed what was wrong elsewhere (its requisites, a
+/// model's state, its balance), the answer would differ.
+#[cold]
+fn repeat_final_error(
+    p: &Last,
+    seen: &Seen<'_>,
+    client: &Client,
+    facts: &dyn Facts,
+    found: &mut Found<'_>,
+) {
+    if p.status != seen.status || p.code.as_deref() != seen.code {
+        return;
+    }
+    let topped_up = match (p.available, seen.user) {
+        (Some(before), Some(user)) => facts.available(user) > before,
+        _ => false,
+    };
+    if !topped_up {
+        found.find(
+            Rule::RepeatFinalError,
+            on_route(client, seen),
+            &[&p.id, seen.id],
+            &|| {
+                format!(
+                    "{} {} was sent again unchanged after {}, which a retry does not fix",
+                    seen.method,
+                    seen.path,
+                    p.answer()
+                )
             },
         );
     }
