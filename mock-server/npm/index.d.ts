@@ -388,7 +388,7 @@ export declare function verdictText(verdict: Verdict): string;
 /**
  * One event of the live journal: `type` is `request`, `fault`, `generation`,
  * `ledger`, `message`, `attempt`, `topup`, `invoice`, `mail`, `clock`,
- * `reset` (or one a later mock adds), with the ids that tie events together
+ * `reset`, `verdict.finding`, `verdict.reset` (or one a later mock adds), with the ids that tie events together
  * (`requestId`, `userId`, `generationId`, `messageId`, …); `lagged` tells how
  * many events a slow reader missed.
  */

@@ -474,6 +474,13 @@ test('the Verdict panel names a bad client’s findings in words, live and when 
   await page.click('#reset-verdict');
   await waitForText(summary, /^Clean: no violation\.$/);
   await waitForCount(page.locator('#findings li'), 0);
+
+  // Started over by a test through the API (a verdict.reset event): the open page clears too.
+  assert.equal((await api(mock, 'POST', '/v1/generations', { ...body, prompt: 'no key again' })).status, 202);
+  await waitForText(advice, /advice create-without-key/);
+  assert.equal((await api(mock, 'DELETE', '/_mock/verdict')).status, 204);
+  await waitForText(summary, /^Clean: no violation\.$/);
+  await waitForCount(page.locator('#findings li'), 0);
   assert.deepEqual(errors, []);
 });
 

@@ -233,6 +233,10 @@ pub enum EventKind {
         /// How many times it was made.
         count: u64,
     },
+    /// The verdict was started over (`DELETE /_mock/verdict`): the findings a
+    /// reader showed are gone.
+    #[serde(rename = "verdict.reset")]
+    VerdictReset {},
 }
 
 /// An event as the bus carries it: its JSON written once, by the first

@@ -256,8 +256,9 @@ impl Edge {
 }
 
 /// Logs an answered request and, when the verdict is on (`edge` is what the
-/// edge measured of it), judges it, both under the ledger's one lock; then
-/// tells the journal the findings, after the request's own event.
+/// edge measured of it), judges it, both under the ledger's one lock, under
+/// which the journal is told the request and then its findings: a reset of
+/// the verdict comes before or after them all.
 pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
     let mut ledger = state.ledger();
     let made = match edge {
@@ -287,7 +288,6 @@ pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
         None => Vec::new(),
     };
     state.log_request(&mut ledger.log, entry);
-    drop(ledger);
     publish(state, made);
 }
 
@@ -304,7 +304,6 @@ pub(crate) fn delivery(state: &AppState, seen: &DeliverySeen) {
     let mut ledger = state.ledger();
     let places = ledger.judge.delivery(seen);
     let made = told(state, &ledger.judge, &places);
-    drop(ledger);
     publish(state, made);
 }
 

@@ -459,6 +459,10 @@ function handle(event) {
     case 'verdict.finding':
       addFinding(Object.assign({ firstAt: event.count === 1 ? event.at : undefined }, event));
       break;
+    case 'verdict.reset':
+      state.findings = new Map();
+      touch('verdict');
+      break;
     case 'clock':
       $('clock').textContent = event.at;
       break;

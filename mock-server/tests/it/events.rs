@@ -554,6 +554,7 @@ fn as_history(events: impl IntoIterator<Item = Event>) -> Vec<String> {
                     | EventKind::Reset { .. }
                     // Findings are the verdict's (`GET /_mock/verdict`), not the records'.
                     | EventKind::VerdictFinding { .. }
+                    | EventKind::VerdictReset { .. }
             )
         })
         .map(|mut e| {

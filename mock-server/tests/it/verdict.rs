@@ -461,6 +461,22 @@ async fn each_finding_is_told_on_the_live_journal() {
 }
 
 #[tokio::test]
+async fn starting_the_verdict_over_is_told_on_the_live_journal() {
+    let app = App::start().await;
+    assert_eq!(app.create(image_request("a lighthouse")).await.status, 202);
+    let mut events = app.mock.stream_events();
+    let reset = app
+        .control(Method::DELETE, "/_mock/verdict", Value::Null)
+        .await;
+    assert_eq!(reset.status, 204);
+    // The control face is not logged: the reset is the next thing told.
+    let event = events.recv().await.expect("no event missed");
+    let json = serde_json::to_value(&event).expect("JSON");
+    assert_eq!(json["type"], "verdict.reset");
+    conforms("Event", &json);
+}
+
+#[tokio::test]
 async fn a_fresh_world_has_a_clean_empty_verdict() {
     let mock = MockServer::start().await;
     let verdict: Value = reqwest::get(format!("{}/_mock/verdict", mock.uri()))

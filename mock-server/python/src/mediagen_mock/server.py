@@ -384,7 +384,8 @@ class EventStream:
 
     Iterate it for one dict per event: `seq`, `at` (the mock's clock), `type`
     (`request`, `fault`, `generation`, `ledger`, `message`, `attempt`,
-    `topup`, `invoice`, `mail`, `clock`, `reset`, and any the mock adds later)
+    `topup`, `invoice`, `mail`, `clock`, `reset`, `verdict.finding`, `verdict.reset`, and any
+    the mock adds later)
     and the ids that tie events together (`requestId`, `userId`,
     `generationId`, `messageId`). A reader that fell behind gets
     `{"type": "lagged", "missed": n}`. The stream is open from the moment this

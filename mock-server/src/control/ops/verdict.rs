@@ -3,6 +3,7 @@
 
 use crate::delivery::probe::{self, ProbeReport};
 use crate::error::ControlError;
+use crate::events::EventKind;
 use crate::state::AppState;
 use crate::verdict::Verdict;
 
@@ -11,9 +12,15 @@ pub(crate) fn get_verdict(state: &AppState) -> Verdict {
     state.ledger().judge.verdict()
 }
 
-/// Starts the verdict over.
+/// Starts the verdict over, and tells the journal's readers.
 pub(crate) fn reset_verdict(state: &AppState) {
-    state.ledger().judge.reset();
+    // Under the ledger's lock, so that no finding made before the reset is
+    // told after it.
+    let mut ledger = state.ledger();
+    ledger.judge.reset();
+    state
+        .events()
+        .publish(state.now(), EventKind::VerdictReset {});
 }
 
 /// Sends the three probes to the endpoint and waits for their answers.
