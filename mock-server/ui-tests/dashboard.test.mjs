@@ -294,6 +294,8 @@ test('the dashboard of a busy world (the screenshot in the README)', async () =>
   await waitForText(page.locator('#messages .message .head').first(), /delivered|pending/);
   await page.locator('#users .user .keys').first().waitFor({ timeout: WAIT });
   await waitForText(page.locator('#generations'), /FAILED.*refund/s);
+  // The creates above carry no Idempotency-Key: the Verdict panel says so.
+  await waitForText(page.locator('#findings [data-rule="create-without-key"]'), /advice create-without-key/);
 
   const shot = join(artifacts, 'dashboard.png');
   await page.screenshot({ path: shot, fullPage: true });
