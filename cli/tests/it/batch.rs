@@ -140,6 +140,44 @@ async fn a_create_whose_answer_was_lost_is_resumed_by_its_key_and_paid_once() {
 }
 
 #[tokio::test]
+async fn a_broken_line_is_told_at_once_when_the_catalogue_cannot_be_read() {
+    // The refusal is certain whatever the catalogue says: it is asked once,
+    // not through the retries (1 + 2 + 4 + 8 s) a run that may start would take.
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::path("/v1/catalog/"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(503).set_body_json(serde_json::json!({
+                "error": {"code": "SERVICE_UNAVAILABLE", "message": "down for a moment"}
+            })),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let dir = scratch("batch-broken-line-no-catalogue");
+    let manifest = manifest(
+        &dir,
+        &[
+            "{\"model\": \"flux-schnell\", \"prompt\": \"a fox\"}",
+            "{\"model\": \"flux-schnell\", \"prompt\": ",
+        ],
+    );
+    let output = run(crate::scripted(&server, &["batch", manifest.as_str()])).await;
+
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("INVALID_MANIFEST"), "{stderr}");
+    assert!(
+        stderr.contains("line 2: not a manifest object: EOF while parsing a value"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the other lines were not checked against it"),
+        "{stderr}"
+    );
+    server.verify().await;
+}
+
+#[tokio::test]
 async fn a_manifest_with_bad_lines_names_every_one_in_one_pass_and_creates_nothing() {
     let setup = Setup::fast().await;
     let dir = scratch("batch-bad-lines");

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use mediagen::{Batch, Client, Journal, JournalEntry, SqliteJournal, item_names};
@@ -68,6 +69,9 @@ async fn batch(ctx: &Context, args: BatchRunArgs) -> anyhow::Result<()> {
     results::summarize(ctx, &lines, &ended, &results, interrupted, &resume)
 }
 
+/// How long a refusal already certain waits for the catalogue's reasons.
+const CATALOGUE_WHEN_REFUSING: Duration = Duration::from_secs(5);
+
 /// The manifest's lines, each checked; every line that cannot run is told,
 /// with why, and nothing starts.
 async fn read_lines(
@@ -88,12 +92,24 @@ async fn read_lines(
     }
     // The catalogue, when it can be read, checks every line that reads, in the
     // same pass as the lines that do not: one refusal names them all. The
-    // service checks what it cannot.
+    // service checks what it cannot. With lines that cannot run already, the
+    // refusal is certain: the catalogue is asked once, briefly, for the rest
+    // of its reasons, so that an unreachable service does not hold it back.
     if !lines.is_empty() {
-        match ctx.public_client().await?.catalog().get().await {
+        let client = ctx.public_client().await?;
+        let catalog = client.catalog().get();
+        let catalog = if bad.is_empty() {
+            catalog
+        } else {
+            catalog.max_attempts(1).timeout(CATALOGUE_WHEN_REFUSING)
+        };
+        match catalog.await {
             Ok(catalog) => bad.extend(manifest::check(&lines, &catalog)),
-            Err(err) => ctx.out.note(format!(
+            Err(err) if bad.is_empty() => ctx.out.note(format!(
                 "the catalogue could not be read ({err}); the service checks each line as it is created"
+            )),
+            Err(err) => ctx.out.note(format!(
+                "the catalogue could not be read ({err}); the other lines were not checked against it"
             )),
         }
     }
