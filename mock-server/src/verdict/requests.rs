@@ -309,7 +309,8 @@ impl Requests {
             at: seen.at,
             places: Places::new(),
         };
-        // Taken out, not copied: `remember` puts this request's record in its place.
+        // Taken out, not copied: `remember` puts this request's record in its
+        // place, when it keeps one.
         let prev = self.last.remove(&identity);
 
         if let Some(p) = &prev {
