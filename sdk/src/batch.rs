@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::channel::mpsc;
 use futures::stream::{self, FuturesUnordered};
 use futures::{Stream, StreamExt};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::client::Client;
@@ -120,8 +121,9 @@ pub struct BatchOutcome {
 ///
 /// Each request gets an `Idempotency-Key` (its own, or a UUID v4), kept across the
 /// retries of its create. When the user already has other active tasks, a create
-/// answered with the concurrency limit waits (on the wait schedule) and tries again
-/// with the same key.
+/// answered with the concurrency limit waits (on the wait schedule, or until one of
+/// the batch's own tasks ends and frees a slot, whichever comes first) and tries
+/// again with the same key.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -414,6 +416,9 @@ struct Runner<'a> {
     max_total_cost_rub: Option<f64>,
     budget: Arc<Mutex<Budget>>,
     stop: Option<Stop<'a>>,
+    /// Told when a task of the batch ends, and so frees one of the user's
+    /// slots: a create the concurrency limit refused tries again at once.
+    slot_freed: Arc<Notify>,
 }
 
 impl<'a> Runner<'a> {
@@ -495,6 +500,7 @@ impl<'a> Runner<'a> {
             max_total_cost_rub: batch.max_total_cost_rub,
             budget: Arc::new(Mutex::new(Budget { reserved, stopped })),
             stop: batch.stop,
+            slot_freed: Arc::new(Notify::new()),
         };
         for _ in 0..batch.max_active {
             if !runner.start_next() {
@@ -539,6 +545,7 @@ impl<'a> Runner<'a> {
             self.max_total_cost_rub
                 .map(|limit| (limit, Arc::clone(&self.budget))),
             self.journal.clone(),
+            Arc::clone(&self.slot_freed),
         )));
         true
     }
@@ -646,6 +653,7 @@ async fn run_one(
     events: mpsc::UnboundedSender<(usize, BatchEvent)>,
     budget: Option<(f64, Arc<Mutex<Budget>>)>,
     journal: Option<SharedJournal<'_>>,
+    slot_freed: Arc<Notify>,
 ) -> (usize, Option<Uuid>, Result<Generation>) {
     let Item {
         index,
@@ -694,6 +702,7 @@ async fn run_one(
                 deadline,
                 budget,
                 journal.as_ref(),
+                &slot_freed,
             )
             .await
             {
@@ -712,6 +721,13 @@ async fn run_one(
     }
     let known = Known::created(&request, &created, clock.now());
     let result = follow(client, id, options, known, |_| {}).await;
+    if matches!(
+        result,
+        Ok(_) | Err(Error::GenerationFailed(_) | Error::GenerationCancelled { .. })
+    ) {
+        // Its slot is free: creates waiting for one need not wait out their pause.
+        slot_freed.notify_waiters();
+    }
     if let (Some(journal), Some(ended)) = (&journal, ended(&result, &created)) {
         let written = journal
             .lock()
@@ -758,6 +774,7 @@ async fn create(
     deadline: Option<std::time::Instant>,
     budget: Option<(f64, Arc<Mutex<Budget>>)>,
     journal: Option<&SharedJournal<'_>>,
+    slot_freed: &Notify,
 ) -> Result<CreatedGeneration> {
     let key = request.ensure_key().to_owned();
     let mut priced = None;
@@ -807,7 +824,10 @@ async fn create(
     let created = loop {
         match client.generations().create(request.clone()).await {
             Err(Error::Api(err)) if matches!(err.kind, ErrorKind::ConcurrencyLimit { .. }) => {
-                // Limits rule 4: the user's other tasks hold the slots; wait for one to end.
+                // Limits rule 4: the user's other tasks hold the slots; wait for one
+                // to end. The pause is for tasks the batch cannot see; one of its
+                // own that ends frees a slot it knows of, and the wait ends then.
+                let freed = slot_freed.notified();
                 let pause = options.interval_after(refusals);
                 refusals += 1;
                 if deadline.is_some_and(|deadline| clock.now() + pause > deadline) {
@@ -819,7 +839,10 @@ async fn create(
                     reason = "the user's other tasks hold every slot (concurrency limit)",
                     "waiting for a slot"
                 );
-                clock.sleep(pause).await;
+                tokio::select! {
+                    () = clock.sleep(pause) => {}
+                    () = freed => {}
+                }
             }
             other => break other,
         }

@@ -157,6 +157,53 @@ async fn a_failed_request_does_not_stop_the_others() {
 }
 
 #[tokio::test]
+async fn a_create_refused_for_a_slot_goes_again_as_soon_as_a_task_of_the_batch_ends() {
+    let app = App::start().await;
+    // The user's other tasks hold 3 of the 5 slots for ten minutes.
+    for n in 0..3 {
+        app.client
+            .generations()
+            .create(taking(600, 100 + n))
+            .await
+            .unwrap();
+    }
+    // Two of these fit; the third is refused until the short one ends, and
+    // meanwhile sleeps through the wait schedule's pauses (1, 1.5, 2.25, 3.4 s…),
+    // which end at other moments than the reads that find the short one ended.
+    let requests = vec![taking(5, 0), taking(600, 1), taking(5, 2)];
+
+    let results = within_deadline(app.clock.run(app.client.generations().batch(requests))).await;
+
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let log = app.requests();
+    let refused_key = log
+        .iter()
+        .find(|r| r.method == "POST" && r.status == Some(429))
+        .and_then(|r| r.idempotency_key.clone())
+        .expect("a create refused with the concurrency limit");
+    let accepted = log
+        .iter()
+        .find(|r| r.status == Some(202) && r.idempotency_key.as_ref() == Some(&refused_key))
+        .expect("the refused create accepted later, with its key");
+    // It went the moment the batch read one of its own tasks ended: at that
+    // read's instant on the mock's clock, not at the end of a pause.
+    let batch_reads: Vec<_> = log
+        .iter()
+        .filter(|r| r.method == "GET" && r.at <= accepted.at)
+        .filter(|r| {
+            results[..2]
+                .iter()
+                .any(|g| r.path == format!("/v1/generations/{}", g.as_ref().unwrap().id))
+        })
+        .collect();
+    let last_read = batch_reads.last().expect("the batch read its tasks");
+    assert_eq!(
+        last_read.at, accepted.at,
+        "the create waited after the read that showed a slot free"
+    );
+}
+
+#[tokio::test]
 async fn a_batch_waits_for_slots_held_by_the_users_other_tasks() {
     let app = App::start().await;
     for n in 0..3 {
