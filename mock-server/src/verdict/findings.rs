@@ -68,13 +68,13 @@ impl Findings {
     /// Records a finding; returns its place.
     pub(super) fn make(&mut self, made: Made<'_>) -> usize {
         let key = (made.rule, made.subject);
-        let place = match self.index.get(&key) {
-            Some(&place) => place,
-            None if self.list.len() >= GROUPS => match self.first_of_rule.get(&made.rule) {
-                Some(&place) => place,
-                None => return self.first(key, made.at, made.ids, made.message),
-            },
-            None => return self.first(key, made.at, made.ids, made.message),
+        let kept = match self.index.get(&key) {
+            Some(&place) => Some(place),
+            None if self.list.len() >= GROUPS => self.first_of_rule.get(&made.rule).copied(),
+            None => None,
+        };
+        let Some(place) = kept else {
+            return self.first(key, made.at, made.ids, made.message);
         };
         let finding = &mut self.list[place];
         finding.count += 1;
