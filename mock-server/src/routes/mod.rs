@@ -75,14 +75,30 @@ pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> 
 /// for the whole of its handling: every error answer of the world, the
 /// service's and the control API's alike, carries that time as its
 /// `timestamp`, the clock of every record it is about.
+///
+/// A request that may change state is handled in a task of its own: the
+/// service finishes a request whose client went away (a client time-out, a
+/// closed connection), so a create's `Idempotency-Key` is never left in
+/// flight, nor a reservation held or a task half made, when the client
+/// disconnects during a slow answer. A read is dropped with its connection.
 pub(crate) async fn request_context(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Response {
-    REQUEST
-        .scope(RequestContext::at(state.now()), next.run(request))
-        .await
+    let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD);
+    let work = REQUEST.scope(RequestContext::at(state.now()), next.run(request));
+    if !changes_state {
+        return work.await;
+    }
+    match tokio::spawn(work).await {
+        Ok(response) => response,
+        // A handler that panicked panics here too, as it would have inline.
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(_) => {
+            ApiError::Internal(anyhow::anyhow!("a request's task was cancelled")).into_response()
+        }
+    }
 }
 
 /// The header a create's key comes in.

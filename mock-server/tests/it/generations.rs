@@ -1,5 +1,7 @@
 //! Creation, one test per rule of `POST /v1/generations`, plus estimate, list and cancel.
 
+use std::time::Duration;
+
 use mediagen_mock_server::ModelState;
 use reqwest::Method;
 use serde_json::json;
@@ -375,4 +377,101 @@ async fn cancel_of_a_pending_task_returns_the_reserve_and_later_cancel_is_409() 
         .await
         .assert_error(409, "CONFLICT_ERROR");
     app.mock.check_ledger().expect("ledger holds");
+}
+
+/// Sends a create with `key` that the client gives up on after `patience`:
+/// `None` when it timed out, the status otherwise.
+async fn create_giving_up_after(app: &App, key: &str, patience: Duration) -> Option<u16> {
+    app.http
+        .post(app.url("/v1/generations"))
+        .bearer_auth(&app.key)
+        .header("Idempotency-Key", key)
+        .json(&image_request("a slow lighthouse"))
+        .timeout(patience)
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
+
+/// Retries the create with `key` until the first attempt's work is done on
+/// the service's side (409 while it is in flight), within a bound.
+async fn retry_until_done(app: &App, key: &str) -> crate::Reply {
+    for _ in 0..500 {
+        let reply = app
+            .create_with_key(&app.key, key, image_request("a slow lighthouse"))
+            .await;
+        if reply.status != 409 {
+            return reply;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the key {key} stayed in flight after its create's latency passed");
+}
+
+/// The service finishes a request whose client went away: a client that
+/// times out during a slow create, then retries with its key, gets its one
+/// generation and one charge (rule 7), never a key stuck in flight.
+#[tokio::test]
+async fn a_create_whose_client_gave_up_during_its_latency_is_finished_and_its_key_answers_it() {
+    let app = App::start().await;
+    let mut update = mediagen_mock_server::SettingsUpdate::default();
+    update.create_latency_seconds = Some(3.0);
+    app.mock.update_settings(update).unwrap();
+
+    // The manual clock holds the create in its latency until it moves.
+    assert_eq!(
+        create_giving_up_after(&app, "gave-up", Duration::from_millis(500)).await,
+        None,
+        "the client times out"
+    );
+    assert_eq!(
+        create_giving_up_after(&app, "gave-up", Duration::from_secs(5)).await,
+        Some(409),
+        "the first attempt is still in flight (rule 8)"
+    );
+    app.mock.advance_clock(3.0).unwrap();
+    let reply = retry_until_done(&app, "gave-up").await;
+
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    assert_eq!(app.balance(), (997.5, 2.5), "one charge");
+    let listed = app.get("/v1/generations").await;
+    assert_eq!(
+        listed.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        listed.body
+    );
+    assert_eq!(listed.body["data"][0]["id"], reply.body["id"]);
+}
+
+/// The same when the answer is held back after the service acted (a delay
+/// fault): the retry finds the generation the first attempt made.
+#[tokio::test]
+async fn a_create_whose_client_gave_up_during_a_delayed_answer_is_found_by_its_key() {
+    let app = App::start().await;
+    app.mock
+        .inject_fault(
+            mediagen_mock_server::Fault::delay(30.0)
+                .on("POST", "/v1/generations")
+                .times(1),
+        )
+        .unwrap();
+
+    assert_eq!(
+        create_giving_up_after(&app, "held", Duration::from_millis(500)).await,
+        None,
+        "the client times out"
+    );
+    let reply = retry_until_done(&app, "held").await;
+
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    assert_eq!(app.balance(), (997.5, 2.5), "one charge");
+    let listed = app.get("/v1/generations").await;
+    assert_eq!(
+        listed.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        listed.body
+    );
 }
