@@ -7,7 +7,10 @@ export declare const ENV: {
   readonly log: "MEDIAGEN_MOCK_LOG";
   readonly adminToken: "MEDIAGEN_MOCK_CONTROL_TOKEN";
   readonly binary: "MEDIAGEN_MOCK_BIN";
-  /** `strict`: `worldPerTest` fails a test whose world ends with a violation. */
+  /**
+   * A `VerdictMode`: `strict` makes `worldPerTest` fail a test whose world ends with a
+   * violation, `strict:poll-rate,read-after-final` also with a finding of those rules.
+   */
   readonly verdict: "MEDIAGEN_MOCK_VERDICT";
 };
 
@@ -339,13 +342,34 @@ export declare class MockControl {
   deleteWorld(id: string): Promise<void>;
   /** `GET /_mock/events`: the world's live journal from now on. */
   streamEvents(): Promise<EventStream>;
-  /** `GET /_mock/verdict`: where the world's client breaks the service's rules. */
-  getVerdict(): Promise<Verdict>;
+  /**
+   * `GET /_mock/verdict`: where the world's client breaks the service's rules;
+   * `{ strict: ["poll-rate"] }` sends `?strict=poll-rate`. An unknown rule id
+   * rejects with `MockError` (400 `VALIDATION_ERROR`, the known ids in its message).
+   */
+  getVerdict(options?: VerdictOptions): Promise<Verdict>;
   /** `DELETE /_mock/verdict`: the verdict starts over. */
   resetVerdict(): Promise<void>;
   /** `POST /_mock/probes/webhooks`: three probes of an endpoint's receiver, and how it answered each. */
   probeWebhooks(endpointId: string): Promise<ProbeReport>;
 }
+
+/** How `getVerdict` reads the verdict. */
+export interface VerdictOptions {
+  /**
+   * Rules of advice that spoil `clean` as well, such as `["poll-rate",
+   * "read-after-final"]` (or `"poll-rate,read-after-final"`): the `strict`
+   * query parameter. Violations always spoil it.
+   */
+  strict?: string | readonly string[];
+}
+
+/**
+ * How `worldPerTest` (and `setupMock`, `MEDIAGEN_MOCK_VERDICT`) judges each
+ * test's world: `off` (the default), `strict` (a violation fails the test),
+ * or `strict:` and rule ids of advice that fail it too (`strict:poll-rate,read-after-final`).
+ */
+export type VerdictMode = "off" | "strict" | `strict:${string}`;
 
 /** One way the client breaks, or strays from, a rule of the service document. */
 export interface Finding {
@@ -355,13 +379,23 @@ export interface Finding {
   message: string;
   documentRule: string;
   advice: string;
-  /** The first requests (or webhook messages) that show it. */
+  /**
+   * The first requests that show it. On a receiver's finding (a rule starting
+   * `receiver-`), a deprecated copy of `messageIds`, for one release.
+   */
   requestIds: string[];
   firstAt: string;
   count: number;
+  /** Whether it spoils `clean`: a violation, or a rule the `strict` option named. */
+  fails: boolean;
+  /** A receiver's finding: the webhook endpoint it judged. */
+  endpoint?: { id: string; url: string; [member: string]: unknown };
+  /** A receiver's finding: the `webhook-id`s of the deliveries that show it. */
+  messageIds?: string[];
+  [member: string]: unknown;
 }
 
-/** The verdict on a world's client: `clean` when no finding is a violation. */
+/** The verdict on a world's client: `clean` when no finding `fails`. */
 export interface Verdict {
   clean: boolean;
   findings: Finding[];
@@ -382,8 +416,21 @@ export interface ProbeReport {
   }[];
 }
 
-/** A verdict's findings in words, violations first. */
-export declare function verdictText(verdict: Verdict): string;
+/**
+ * A verdict in words: a first line that names the rules that fail
+ * (`mediagen-mock verdict: create-retry-new-key, poll-rate — …`), then each
+ * finding, those that fail first. `strict`: the rules it was read with.
+ */
+export declare function verdictText(verdict: Verdict, options?: { strict?: readonly string[] }): string;
+
+/**
+ * Reads a `VerdictMode` (`name` is what the message calls it); throws for a
+ * value that is none.
+ */
+export declare function verdictMode(
+  value: string | undefined,
+  name?: string,
+): { strict: boolean; rules: string[] };
 
 /**
  * One event of the live journal: `type` is `request`, `fault`, `generation`,
@@ -420,8 +467,8 @@ export declare class World extends MockControl {
   readonly controlToken: string | undefined;
   /** Ends the world, with its own token. */
   delete(): Promise<void>;
-  /** The verdict on the world's client: the same as `getVerdict()`. */
-  verdict(): Promise<Verdict>;
+  /** The verdict on the world's client: the same as `getVerdict(options)`. */
+  verdict(options?: VerdictOptions): Promise<Verdict>;
 }
 
 /** A mock that is already running, shared through the environment by a global setup. */
@@ -490,11 +537,14 @@ export declare function findBinary(env?: NodeJS.ProcessEnv): string;
 /** The command line `startMock(options)` runs. */
 export declare function mockCommand(options?: StartOptions): string[];
 
-/** A world's request log and the end of its server's process log, for a failing test. */
+/**
+ * A world's verdict (when it has findings, read with the rules `strict` names),
+ * its request log and the end of its server's process log, for a failing test.
+ */
 export declare function failureReport(
   world: MockControl,
   server?: MockControl & { log?(): string; logPath?: string },
-  options?: { logLines?: number },
+  options?: { logLines?: number; strict?: readonly string[] },
 ): Promise<string>;
 
 type Hook = (fn: (context?: any) => unknown) => unknown;
@@ -515,10 +565,12 @@ export interface WorldPerTestOptions {
   mock?: StartOptions;
   /**
    * `"strict"`: a test whose world ends with a violation in the mock's verdict
-   * fails, listing the findings (also when `MEDIAGEN_MOCK_VERDICT=strict`, as
-   * `setupMock({ verdict: "strict" })` sets it).
+   * fails, its error naming the rules first, then listing the findings.
+   * `"strict:poll-rate,read-after-final"`: also one whose world ends with a
+   * finding of those rules of advice. Without it, `MEDIAGEN_MOCK_VERDICT` (as
+   * `setupMock({ verdict })` sets it); `"off"` by default.
    */
-  verdict?: "strict" | "off";
+  verdict?: VerdictMode;
 }
 
 export interface MockWorlds {
@@ -531,6 +583,7 @@ export interface MockWorlds {
 /**
  * One mock per run and a fresh world per test, on any runner's hooks. Uses
  * the mock a global setup shares (`MEDIAGEN_MOCK_URL`), or starts one for
- * this file. A failing test gets the world's request log and the mock's log.
+ * this file. A failing test gets the world's verdict (when it has findings),
+ * request log and the mock's log. Throws for a `verdict` that is no `VerdictMode`.
  */
 export declare function worldPerTest(hooks: TestHooks, options?: WorldPerTestOptions): MockWorlds;

@@ -187,8 +187,15 @@ export class MockControl {
   async streamEvents() {
     return new EventStream(await send(this, "streamEvents", {}, undefined, "text/event-stream"));
   }
-  getVerdict() {
-    return call(this, "getVerdict");
+  /**
+   * The verdict on the world's client. `strict` names rules of advice that
+   * spoil `clean` as well (an array, or a comma-separated string), sent as
+   * `?strict=poll-rate,read-after-final`; each finding's `fails` tells whether
+   * it spoils `clean`. An id the mock does not know rejects with its 400.
+   */
+  getVerdict({ strict } = {}) {
+    const rules = strictRules(strict);
+    return call(this, "getVerdict", {}, undefined, rules.length ? { strict: rules.join(",") } : undefined);
   }
   async resetVerdict() {
     await call(this, "resetVerdict");
@@ -199,15 +206,23 @@ export class MockControl {
 }
 
 /** Sends one control operation; the JSON answer, or undefined for an empty one. */
-async function call(control, operation, params = {}, body = undefined) {
-  const text = await (await send(control, operation, params, body)).text();
+async function call(control, operation, params = {}, body = undefined, query = undefined) {
+  const text = await (await send(control, operation, params, body, "application/json", query)).text();
   return text.trim() ? JSON.parse(text) : undefined;
 }
 
-/** Sends one control operation; its answer, or a `MockError` for a refusal. */
-async function send(control, operation, params = {}, body = undefined, accept = "application/json") {
+/**
+ * Sends one control operation; its answer, or a `MockError` for a refusal.
+ * `query`: the operation's query parameters, by the contract's names.
+ */
+async function send(control, operation, params = {}, body = undefined, accept = "application/json", query = undefined) {
   const [method, template] = OPERATIONS[operation];
-  const route = template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(String(params[name])));
+  let route = template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(String(params[name])));
+  if (query) {
+    // Commas stay as they are: `strict` is a comma-separated list.
+    const pairs = Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v).replace(/%2C/g, ",")}`);
+    route += `?${pairs.join("&")}`;
+  }
   const headers = { accept };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (control.adminToken) headers.authorization = `Bearer ${control.adminToken}`;
@@ -289,9 +304,9 @@ export class World extends MockControl {
     return new MockControl(this.#parent.baseUrl, { adminToken: this.adminToken }).deleteWorld(this.id);
   }
 
-  /** The verdict on the world's client: the same as `getVerdict()`. */
-  verdict() {
-    return this.getVerdict();
+  /** The verdict on the world's client: the same as `getVerdict(options)`. */
+  verdict(options) {
+    return this.getVerdict(options);
   }
 }
 
@@ -594,11 +609,19 @@ async function firstAnswer(baseUrl, timeoutMs) {
 }
 
 /**
- * What a failing test shows: the request log of the world it used and the
- * end of the log of the mock process (`server`) that serves it.
+ * What a failing test shows: the verdict on the world it used (when it has
+ * findings; read with the rules of advice `strict` names), its request log
+ * and the end of the log of the mock process (`server`) that serves it.
  */
-export async function failureReport(world, server = world, { logLines = 40 } = {}) {
+export async function failureReport(world, server = world, { logLines = 40, strict } = {}) {
   const parts = [`mediagen-mock world at ${world.baseUrl}`];
+  // The verdict, when it has findings: what the client did wrong may be why the test failed.
+  try {
+    const verdict = await world.getVerdict({ strict });
+    if (verdict.findings?.length) parts.push(verdictText(verdict, { strict: strictRules(strict) }));
+  } catch (error) {
+    parts.push(refusalText(strictRules(strict), error));
+  }
   try {
     const requests = await world.listRequests();
     parts.push(`request log (${requests.length}, newest last):`);
@@ -622,11 +645,17 @@ export async function failureReport(world, server = world, { logLines = 40 } = {
  * `worldPerTest({ before, after, beforeEach, afterEach })` (node:test) or
  * `worldPerTest({ beforeAll, afterAll, beforeEach, afterEach })` (Vitest,
  * Jest). Uses the mock a global setup shares (`MEDIAGEN_MOCK_URL`), or starts
- * one for this file. A failing test gets the world's request log and the
- * mock's log in its output.
+ * one for this file. A failing test gets the world's verdict (when it has
+ * findings), request log and the mock's log in its output.
+ *
+ * `verdict` (else `MEDIAGEN_MOCK_VERDICT`): `"strict"` fails a test that
+ * passed when its world ends with a violation in the mock's verdict;
+ * `"strict:poll-rate,read-after-final"` also when it ends with a finding of
+ * those rules of advice. The mock chooses what fails and refuses an id it
+ * does not know; a value that is none of these throws here.
  */
 export function worldPerTest(hooks, { world: settings = {}, mock: options = {}, verdict } = {}) {
-  const strict = (verdict ?? process.env[ENV.verdict]) === "strict";
+  const mode = verdictMode(verdict ?? process.env[ENV.verdict], verdict === undefined ? ENV.verdict : "verdict");
   const before = hooks.before ?? hooks.beforeAll;
   const after = hooks.after ?? hooks.afterAll;
   let server;
@@ -648,17 +677,28 @@ export function worldPerTest(hooks, { world: settings = {}, mock: options = {}, 
     current = undefined;
     if (!world) return;
     if (failed(context)) {
-      const report = await failureReport(world, server);
+      const report = await failureReport(world, server, { strict: mode.strict ? mode.rules : undefined });
       // node:test escapes a new line inside one diagnostic: one per line.
       if (typeof context?.diagnostic === "function") for (const line of report.split("\n")) context.diagnostic(line);
       else console.error(report);
       await world.delete();
       return;
     }
+    if (!mode.strict) {
+      await world.delete();
+      return;
+    }
     // Read before the world goes; a hook that throws fails its test.
-    const judged = strict ? await world.getVerdict() : undefined;
+    let judged;
+    try {
+      judged = await world.getVerdict({ strict: mode.rules });
+    } catch (error) {
+      await world.delete();
+      // An unknown rule id: the mock's 400 lists the ids it knows.
+      throw new Error(refusalText(mode.rules, error));
+    }
     await world.delete();
-    if (judged && !judged.clean) throw new Error(verdictText(judged));
+    if (!judged.clean) throw new Error(verdictText(judged, { strict: mode.rules }));
   });
   after(async () => {
     await own?.stop();
@@ -677,18 +717,77 @@ export function worldPerTest(hooks, { world: settings = {}, mock: options = {}, 
   };
 }
 
-/** A verdict's findings in words, violations first. */
-export function verdictText(verdict) {
-  const { requests = 0, deliveries = 0 } = verdict.checked ?? {};
-  const lines = [`the mock's verdict on the client is not clean (${requests} requests, ${deliveries} deliveries):`];
-  const findings = [...(verdict.findings ?? [])].sort(
-    (a, b) => (a.severity !== "violation") - (b.severity !== "violation"),
+/**
+ * The ids of a strict choice of rules: an array, or a comma-separated string
+ * as the `strict` query parameter takes it; blanks and repeats dropped.
+ */
+function strictRules(strict) {
+  if (strict === undefined || strict === null) return [];
+  const parts = typeof strict === "string" ? strict.split(",") : [...strict].map(String);
+  return [...new Set(parts.map((rule) => rule.trim()).filter(Boolean))];
+}
+
+/**
+ * `verdict` of `worldPerTest` and `setupMock`, or `MEDIAGEN_MOCK_VERDICT`:
+ * `off` (or nothing), `strict` (violations fail a test) or
+ * `strict:RULE,RULE` (those rules of advice too).
+ */
+export function verdictMode(value, name = "verdict") {
+  const text = (value ?? "").trim();
+  if (text === "" || text === "off") return { strict: false, rules: [] };
+  if (text === "strict") return { strict: true, rules: [] };
+  if (text.startsWith("strict:")) return { strict: true, rules: strictRules(text.slice("strict:".length)) };
+  throw new Error(
+    `${name} = ${JSON.stringify(value)}: expected "strict", "strict:RULE,RULE" (rules of advice that ` +
+      `fail a test as well, such as strict:poll-rate,read-after-final) or "off"`,
   );
-  for (const f of findings) {
-    lines.push(`  ${f.severity} ${f.rule} (x${f.count}): ${f.message}`);
-    lines.push(`    document: ${f.documentRule}; do: ${f.advice}; requests: ${(f.requestIds ?? []).join(", ")}`);
+}
+
+/** Whether a finding spoils `clean`; a mock older than `fails` failed on violations only. */
+function fails(finding) {
+  return "fails" in finding ? Boolean(finding.fails) : finding.severity === "violation";
+}
+
+/**
+ * A verdict in words: a first line that names the rules that fail the test
+ * (the line a runner's summary shows), then each finding, those first.
+ * `strict`: the rules of advice the verdict was read with.
+ */
+export function verdictText(verdict, { strict = [] } = {}) {
+  const { requests = 0, deliveries = 0 } = verdict.checked ?? {};
+  const findings = verdict.findings ?? [];
+  const failing = findings.filter(fails);
+  const scope = `${strict.length ? `strict: ${strict.join(", ")}; ` : ""}${requests} requests, ${deliveries} deliveries checked`;
+  const ids = (list) => [...new Set(list.map((f) => f.rule))].join(", ");
+  let head;
+  if (!verdict.clean) {
+    const count = `${failing.length} ${failing.length === 1 ? "finding" : "findings"} of ${findings.length}`;
+    head = `mediagen-mock verdict: ${ids(failing) || "not clean"} — ${count} ${failing.length === 1 ? "fails" : "fail"} the test (${scope})`;
+  } else if (findings.length) {
+    head = `mediagen-mock verdict: clean — advice that fails nothing: ${ids(findings)} (${scope})`;
+  } else {
+    head = `mediagen-mock verdict: clean — no finding (${scope})`;
+  }
+  const lines = [head];
+  for (const f of [...failing, ...findings.filter((f) => !fails(f))]) {
+    lines.push(`  ${f.severity} ${f.rule} (x${f.count})${fails(f) ? " fails" : ""}: ${f.message}`);
+    lines.push(`    document: ${f.documentRule}; do: ${f.advice}`);
+    if (f.endpoint) {
+      lines.push(`    endpoint: ${f.endpoint.id} ${f.endpoint.url}; messages: ${(f.messageIds ?? []).join(", ")}`);
+    } else {
+      lines.push(`    requests: ${(f.requestIds ?? []).join(", ")}`);
+    }
   }
   return lines.join("\n");
+}
+
+/** A verdict the mock would not give: for an unknown rule id, its message lists the known ones. */
+function refusalText(strict, error) {
+  const chosen = strict.length ? `strict:${strict.join(",")}` : "the verdict";
+  const message = error?.envelope?.error?.message;
+  if (!(error instanceof MockError) || !message) return `mediagen-mock verdict: ${chosen} could not be read — ${error?.message ?? error}`;
+  const call = `${error.method} ${error.path}: ${error.status} ${error.code ?? ""}`.trim();
+  return `mediagen-mock verdict: ${chosen} refused — ${message}\n  ${call}${error.requestId ? ` (${error.requestId})` : ""}`;
 }
 
 /** Whether the test an afterEach hook ran for failed: node:test's `passed`, Vitest's task state. */

@@ -7,6 +7,8 @@
 //
 // Run with `mediagen-mock-test` (node --test with one mock for the whole
 // run); with a plain `node --test`, each test file starts its own.
+// `mockWorlds({ verdict: "strict" })`, or "strict:poll-rate,read-after-final",
+// fails a test whose world's verdict is not clean (see worldPerTest).
 import { after, afterEach, before, beforeEach } from "node:test";
 
 import { worldPerTest } from "./index.js";

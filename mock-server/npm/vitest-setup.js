@@ -6,11 +6,15 @@
 //   globalSetup: ["mediagen-mock/vitest-setup"]          (the mock's defaults)
 //   // or a file of your own: export default setupMock({ allowPrivateWebhooks: true });
 //   // setupMock({ verdict: "strict" }): worldPerTest fails a test whose world
-//   // ends with a violation in the mock's verdict, listing the findings.
-import { ENV, startMock } from "./index.js";
+//   // ends with a violation in the mock's verdict, listing the findings;
+//   // setupMock({ verdict: "strict:poll-rate,read-after-final" }) also one
+//   // that ends with a finding of those rules of advice.
+import { ENV, startMock, verdictMode } from "./index.js";
 
 /** A global setup that starts the mock with `options` (those of `startMock`, and `verdict`). */
 export function setupMock({ verdict, ...options } = {}) {
+  // A mode that is none of off, strict and strict:RULE,RULE stops the run here.
+  if (verdict) verdictMode(verdict);
   return async function setup() {
     if (verdict) process.env[ENV.verdict] = verdict;
     if (process.env[ENV.url]) return undefined;

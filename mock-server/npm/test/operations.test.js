@@ -60,3 +60,33 @@ test("each method sends its operation's method to its path", async () => {
     server.close();
   }
 });
+
+test("getVerdict sends its strict rules as the contract's query parameter, commas kept", async () => {
+  const parameters = contract.paths["/_mock/verdict"].get.parameters ?? [];
+  assert.ok(
+    parameters.some((p) => p.in === "query" && p.name === "strict"),
+    "get_verdict takes the query parameter strict",
+  );
+  const seen = [];
+  const server = http.createServer((request, response) => {
+    seen.push(request.url);
+    response.setHeader("content-type", "application/json");
+    response.end(JSON.stringify({ clean: true, findings: [], checked: { requests: 0, deliveries: 0 } }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const control = new MockControl(`http://127.0.0.1:${server.address().port}`);
+  try {
+    await control.getVerdict();
+    await control.getVerdict({ strict: ["poll-rate", "read-after-final", "poll-rate"] });
+    await control.getVerdict({ strict: " poll-rate, read-after-final " });
+    await control.getVerdict({ strict: [] });
+    assert.deepEqual(seen, [
+      "/_mock/verdict",
+      "/_mock/verdict?strict=poll-rate,read-after-final",
+      "/_mock/verdict?strict=poll-rate,read-after-final",
+      "/_mock/verdict",
+    ]);
+  } finally {
+    server.close();
+  }
+});

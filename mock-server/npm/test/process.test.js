@@ -9,7 +9,7 @@ import path from "node:path";
 import { test as nodeTest } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { MockStartError, startMock } from "../index.js";
+import { ENV, MockStartError, startMock } from "../index.js";
 
 // A run that hangs fails instead.
 const test = (name, fn) => nodeTest(name, { timeout: 60_000 }, fn);
@@ -115,14 +115,50 @@ test("a failing test shows its world's request log, and mediagen-mock-test fails
   assert.match(run.out, /GET \/v1\/generations\/not-a-task -> 404/);
 });
 
-test("a strict verdict fails the test whose world ends with a violation, naming the rule", async () => {
-  const run = await node([runner, "verdict.test.js"]);
+test("a strict verdict fails the test whose world ends with a violation, naming the rule first", async () => {
+  const run = await node([runner, "verdict.test.js"], { VERDICT: "strict" });
   assert.equal(run.code, 1, run.out);
-  assert.match(run.out, /# pass 1/);
+  assert.match(run.out, /# pass 2/);
   assert.match(run.out, /# fail 1/);
-  assert.match(run.out, /violation create-retry-new-key \(x1\)/);
-  const lenient = await node([runner, "verdict.test.js"], { STRICT: "0" });
+  assert.match(run.out, /mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test/);
+  assert.match(run.out, /violation create-retry-new-key \(x1\) fails: /);
+  const lenient = await node([runner, "verdict.test.js"], { VERDICT: "off", [ENV.verdict]: "strict" });
   assert.equal(lenient.code, 0, lenient.out);
+});
+
+test("strict:RULE fails on that rule's advice too, from the option or MEDIAGEN_MOCK_VERDICT", async () => {
+  for (const env of [{ VERDICT: "strict:create-without-key,read-after-final" }, { [ENV.verdict]: "strict:create-without-key" }]) {
+    const run = await node([runner, "verdict.test.js"], env);
+    assert.equal(run.code, 1, run.out);
+    assert.match(run.out, /# pass 1/);
+    assert.match(run.out, /# fail 2/);
+    assert.match(run.out, /mediagen-mock verdict: create-without-key — 1 finding of 1 fails the test \(strict: create-without-key/);
+    assert.match(run.out, /advice create-without-key \(x1\) fails: /);
+  }
+});
+
+test("a mistyped rule fails each test with the mock's message naming the known rules", async () => {
+  const run = await node([runner, "verdict.test.js"], { VERDICT: "strict:create-without-kee" });
+  assert.equal(run.code, 1, run.out);
+  assert.match(run.out, /# fail 3/);
+  // The mock's message lists the rules it knows.
+  assert.match(run.out, /mediagen-mock verdict: strict:create-without-kee refused — .*create-without-key/);
+  assert.match(run.out, /GET \/_mock\/verdict\?strict=create-without-kee: 400 VALIDATION_ERROR/);
+});
+
+test("a verdict mode that is none fails the file at once, saying what is expected", async () => {
+  const run = await node([runner, "verdict.test.js"], { VERDICT: "strickt" });
+  assert.equal(run.code, 1, run.out);
+  assert.match(run.out, /verdict = "strickt": expected "strict", "strict:RULE,RULE"/);
+});
+
+test("a test that fails on its own shows its world's verdict beside its request log", async () => {
+  const run = await node([runner, "verdict.test.js"], { VERDICT: "off", OWN_FAILURE: "1" });
+  assert.equal(run.code, 1, run.out);
+  assert.match(run.out, /# fail 1/);
+  assert.match(run.out, /the client's own check/);
+  assert.match(run.out, /# mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test/);
+  assert.match(run.out, /# request log \(2, newest last\)/);
 });
 
 test("with mediagen-mock-test, one mock serves the run and each test gets a fresh world", async (t) => {

@@ -20,10 +20,18 @@ Options: `--mediagen-mock-arg=FLAG` (repeatable) and the ini setting
 `mediagen_mock_args` (one flag a line) pass flags to the binary, e.g.
 `--allow-private-webhooks=true`; they apply however the server is started.
 
-The verdict: with the ini setting `mediagen_mock_verdict = strict`, or the
-marker `mediagen_mock_strict` on a test, a test whose world ends with a
-violation of the service's rules for clients (`World.get_verdict()`) fails,
-its report listing the findings. Advice never fails a test.
+The verdict (`World.get_verdict()`): with the ini setting
+`mediagen_mock_verdict = strict`, or the marker `mediagen_mock_strict` on a
+test, a test that passed fails when its world ends with a violation of the
+service's rules for clients. `mediagen_mock_verdict = strict:poll-rate,read-after-final`,
+or `@pytest.mark.mediagen_mock_strict("poll-rate", "read-after-final")`, makes
+those rules of advice fail it too; other advice never does. The mock chooses
+what fails (`GET /_mock/verdict?strict=...`, each finding's `fails`) and
+refuses a rule id it does not know, which fails the test with its message.
+The report's first line names the rules that fail ("mediagen-mock verdict:
+create-retry-new-key, poll-rate — ..."), the findings follow. A test that
+fails on its own gets the verdict as a report section ("mediagen-mock
+verdict") when its world's verdict has findings.
 
 This module imports pytest, so the package itself does not depend on it.
 """
@@ -31,12 +39,13 @@ This module imports pytest, so the package itself does not depend on it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from .server import MockServer, World
+from .errors import MockError
+from .server import MockServer, World, _strict_rules
 
 __all__ = [
     "mediagen_mock",
@@ -47,7 +56,13 @@ __all__ = [
 
 URL_ENV = "MEDIAGEN_MOCK_URL"
 TOKEN_ENV = "MEDIAGEN_MOCK_ADMIN_TOKEN"
+VERDICT_INI = "mediagen_mock_verdict"
+STRICT_MARKER = "mediagen_mock_strict"
 _SHARED = pytest.StashKey[MockServer]()
+# The ini's verdict setting, read once: strict or not, and the rules of advice it adds.
+_SETTING = pytest.StashKey[tuple[bool, tuple[str, ...]]]()
+# Set on a test that the verdict itself failed, so its report does not show it twice.
+_FAILED_BY_VERDICT = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,8 +83,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
     )
     parser.addini(
-        "mediagen_mock_verdict",
-        "'strict' fails a test whose world ends with a violation in the mock's verdict",
+        VERDICT_INI,
+        "'strict' fails a test whose world ends with a violation in the mock's verdict; "
+        "'strict:RULE,RULE' also with a finding of those rules of advice; 'off' (default)",
         default="",
     )
 
@@ -87,8 +103,10 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mediagen_mock_strict: fail the test when its world's verdict has a violation",
+        f"{STRICT_MARKER}(*rules): fail the test when its world's verdict has a violation, "
+        "or a finding of one of the rules of advice given",
     )
+    config.stash[_SETTING] = _verdict_setting(str(config.getini(VERDICT_INI)))
     # Workers inherit the environment of the process that starts them, so the
     # server this process starts is the one they connect to.
     if _is_xdist_controller(config) and not os.environ.get(URL_ENV):
@@ -143,43 +161,154 @@ def mediagen_mock(
         world.delete()
 
 
-def _strict(item: pytest.Item) -> bool:
-    return (
-        str(item.config.getini("mediagen_mock_verdict")).strip() == "strict"
-        or item.get_closest_marker("mediagen_mock_strict") is not None
+def _verdict_setting(value: str) -> tuple[bool, tuple[str, ...]]:
+    """`mediagen_mock_verdict`: '' or 'off', 'strict', or 'strict:RULE,RULE'."""
+    text = value.strip()
+    if text in ("", "off"):
+        return False, ()
+    if text == "strict":
+        return True, ()
+    if text.startswith("strict:"):
+        return True, tuple(_strict_rules(text[len("strict:") :]))
+    raise pytest.UsageError(
+        f"{VERDICT_INI} = {value.strip()!r}: expected 'strict', 'strict:RULE,RULE' "
+        "(rules of advice that fail a test as well, such as strict:poll-rate,read-after-final) "
+        "or 'off'"
     )
 
 
-def _verdict_text(verdict: dict[str, Any]) -> str:
-    """The findings in words, violations first."""
-    checked = verdict.get("checked", {})
-    lines = [
-        f"the mock's verdict on the client is not clean "
-        f"({checked.get('requests', 0)} requests, {checked.get('deliveries', 0)} deliveries):"
-    ]
-    findings = sorted(verdict.get("findings", []), key=lambda f: f.get("severity") != "violation")
-    for f in findings:
-        lines.append(
-            f"  {f.get('severity')} {f.get('rule')} (x{f.get('count')}): {f.get('message')}\n"
-            f"    document: {f.get('documentRule')}; do: {f.get('advice')}; "
-            f"requests: {', '.join(f.get('requestIds', []))}"
+def _strictness(item: pytest.Item) -> tuple[bool, tuple[str, ...]]:
+    """Whether the verdict can fail this test, and the rules of advice that
+    fail it as well: the ini's, and those of its markers."""
+    strict, rules = item.config.stash.get(_SETTING, (False, ()))
+    chosen = list(rules)
+    for marker in item.iter_markers(STRICT_MARKER):
+        strict = True
+        for arg in marker.args:
+            # Ids as strings ("poll-rate", or "poll-rate,read-after-final") or a list of
+            # them; the mock judges whether each is a rule.
+            if isinstance(arg, str):
+                chosen.extend(_strict_rules(arg))
+            elif isinstance(arg, (list, tuple, set, frozenset)):
+                chosen.extend(_strict_rules(str(rule) for rule in arg))
+            else:
+                chosen.extend(_strict_rules(str(arg)))
+    return strict, tuple(dict.fromkeys(chosen))
+
+
+def _world(item: pytest.Item) -> World | None:
+    world = getattr(item, "funcargs", {}).get("mediagen_mock")
+    return world if isinstance(world, World) else None
+
+
+def _fails(finding: Mapping[str, Any]) -> bool:
+    # A mock older than `fails` failed on violations only.
+    if "fails" in finding:
+        return bool(finding["fails"])
+    return finding.get("severity") == "violation"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _verdict_text(verdict: Mapping[str, Any], strict: Sequence[str] = ()) -> str:
+    """The verdict in words: a first line that names the rules that fail the
+    test (what a one-line summary shows), then each finding, those first."""
+    findings: list[Mapping[str, Any]] = list(verdict.get("findings") or [])
+    failing = [f for f in findings if _fails(f)]
+    checked = verdict.get("checked") or {}
+    scope = f"strict: {', '.join(strict)}; " if strict else ""
+    scope += (
+        f"{checked.get('requests', 0)} requests, {checked.get('deliveries', 0)} deliveries checked"
+    )
+    rules = ", ".join(dict.fromkeys(str(f.get("rule")) for f in failing))
+    if not verdict.get("clean", True):
+        head = (
+            f"mediagen-mock verdict: {rules or 'not clean'} — {_plural(len(failing), 'finding')} "
+            f"of {len(findings)} {'fails' if len(failing) == 1 else 'fail'} the test ({scope})"
         )
+    elif findings:
+        others = ", ".join(dict.fromkeys(str(f.get("rule")) for f in findings))
+        head = f"mediagen-mock verdict: clean — advice that fails nothing: {others} ({scope})"
+    else:
+        head = f"mediagen-mock verdict: clean — no finding ({scope})"
+    lines = [head]
+    for f in sorted(findings, key=lambda f: not _fails(f)):
+        lines.append(
+            f"  {f.get('severity')} {f.get('rule')} (x{f.get('count')})"
+            f"{' fails' if _fails(f) else ''}: {f.get('message')}"
+        )
+        lines.append(f"    document: {f.get('documentRule')}; do: {f.get('advice')}")
+        endpoint = f.get("endpoint")
+        if isinstance(endpoint, Mapping):
+            lines.append(
+                f"    endpoint: {endpoint.get('id')} {endpoint.get('url')}; "
+                f"messages: {', '.join(f.get('messageIds') or [])}"
+            )
+        else:
+            lines.append(f"    requests: {', '.join(f.get('requestIds') or [])}")
     return "\n".join(lines)
+
+
+def _refusal(strict: Sequence[str], error: Exception) -> str:
+    """An answer that is not a verdict: for a rule id the mock does not know,
+    its message, which lists the ids it knows."""
+    chosen = f"strict:{','.join(strict)}" if strict else "the verdict"
+    if isinstance(error, MockError) and error.message:
+        call = f"{error.method} {error.path}: {error.status} {error.code}"
+        if error.request_id:
+            call += f" ({error.request_id})"
+        return f"mediagen-mock verdict: {chosen} refused — {error.message}\n  {call}"
+    return f"mediagen-mock verdict: {chosen} could not be read — {error}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Under a strict verdict, a test that passed fails when its world's
+    verdict is not clean, at the end of its call (before the fixture's
+    teardown deletes the world)."""
+    result = yield
+    world = _world(item)
+    strict, rules = _strictness(item)
+    if world is None or not strict:
+        return result
+    try:
+        verdict = world.get_verdict(rules)
+    except MockError as error:
+        # An unknown rule id: the mock's 400 lists the ids it knows.
+        message = _refusal(rules, error)
+    else:
+        if verdict.get("clean", True):
+            return result
+        message = _verdict_text(verdict, rules)
+    item.stash[_FAILED_BY_VERDICT] = True
+    # Outside the `except`, so the report shows the message alone, not a chain.
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """A failing test that used the mock gets the end of the mock's log; under
-    a strict verdict, a passing test whose world has a violation fails."""
+    """A test that failed on its own gets its world's verdict, when it has
+    findings; a failing test that used the mock, the end of the mock's log."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
-    world = getattr(item, "funcargs", {}).get("mediagen_mock")
-    # At the end of the call, before the fixture's teardown deletes the world.
-    if report.when == "call" and report.passed and isinstance(world, World) and _strict(item):
-        verdict = world.get_verdict()
-        if not verdict.get("clean", True):
-            report.outcome = "failed"
-            report.longrepr = _verdict_text(verdict)
+    world = _world(item)
+    if (
+        report.when == "call"
+        and report.failed
+        and world is not None
+        and not item.stash.get(_FAILED_BY_VERDICT, False)
+    ):
+        strict, rules = _strictness(item)
+        chosen = rules if strict else ()
+        try:
+            verdict = world.get_verdict(chosen)
+            text = _verdict_text(verdict, chosen) if verdict.get("findings") else ""
+        except (MockError, OSError) as error:
+            text = _refusal(chosen, error)
+        if text:
+            report.sections.append(("mediagen-mock verdict", text))
     server = getattr(item, "funcargs", {}).get("mediagen_mock_server")
     if report.failed and isinstance(server, MockServer):
         log = server.stderr().splitlines()[-50:]

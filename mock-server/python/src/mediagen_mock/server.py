@@ -352,17 +352,26 @@ class ControlApi(DeprecatedNames):
         `MockError` (400) and changes nothing (`PUT /_mock/snapshot`)."""
         self.control("PUT", "/_mock/snapshot", snapshot)
 
-    def get_verdict(self) -> dict[str, Any]:
-        """The verdict on the world's client (`GET /_mock/verdict`): `clean`
-        (no finding is a violation), `findings` (each with `rule`, `severity`,
-        `message`, `documentRule`, `advice`, `requestIds`, `firstAt`, `count`)
-        and `checked` (`requests`, `deliveries`)."""
-        answer: dict[str, Any] = self.control("GET", "/_mock/verdict")
+    def get_verdict(self, strict: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """The verdict on the world's client (`GET /_mock/verdict`): `clean`,
+        `findings` (each with `rule`, `severity`, `message`, `documentRule`,
+        `advice`, `requestIds`, `firstAt`, `count`, `fails`; a receiver's also
+        `endpoint` and `messageIds`) and `checked` (`requests`, `deliveries`).
+
+        `clean` is false when a finding is a violation. `strict` names rules of
+        advice that spoil it as well, such as `["poll-rate",
+        "read-after-final"]` (or the string `"poll-rate,read-after-final"`),
+        sent as `?strict=poll-rate,read-after-final`; each finding's `fails`
+        tells whether it spoils `clean` under that choice. An id the mock does
+        not know raises `MockError` (400 `VALIDATION_ERROR`), whose message
+        lists the ids it knows.
+        """
+        answer: dict[str, Any] = self.control("GET", "/_mock/verdict" + _strict_query(strict))
         return answer
 
-    def verdict(self) -> dict[str, Any]:
-        """The verdict on the world's client: the same as `get_verdict()`."""
-        return self.get_verdict()
+    def verdict(self, strict: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """The verdict on the world's client: the same as `get_verdict(strict)`."""
+        return self.get_verdict(strict)
 
     def reset_verdict(self) -> None:
         """Starts the verdict over, for tests that share a world (`DELETE /_mock/verdict`)."""
@@ -848,6 +857,20 @@ def _reader_alive(reader: threading.Thread | None) -> bool:
 
 def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="")
+
+
+def _strict_rules(strict: str | Iterable[str] | None) -> list[str]:
+    """The rule ids of a strict choice: a string is a comma-separated list, as
+    the `strict` query parameter takes it; blanks and repeats are dropped."""
+    if strict is None:
+        return []
+    parts = strict.split(",") if isinstance(strict, str) else [str(rule) for rule in strict]
+    return list(dict.fromkeys(rule.strip() for rule in parts if rule.strip()))
+
+
+def _strict_query(strict: str | Iterable[str] | None) -> str:
+    rules = _strict_rules(strict)
+    return "?strict=" + urllib.parse.quote(",".join(rules), safe=",") if rules else ""
 
 
 def _data(answer: Any) -> list[dict[str, Any]]:
