@@ -486,10 +486,11 @@ test('the Verdict panel names a bad client’s findings in words, live and when 
   assert.deepEqual(errors, []);
 });
 
-test('a receiver’s finding links to its webhook message', async () => {
+test('a receiver’s finding names its endpoint and links its webhook messages', async () => {
   const mock = await startMock();
   const { hook } = await startReceiver([500], 'receiver down');
-  assert.equal((await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook })).status, 201);
+  const endpoint = await api(mock, 'POST', '/v1/webhook-endpoints', { url: hook });
+  assert.equal(endpoint.status, 201);
   const { page, errors } = await openBrowser();
   await openDashboard(page, mock);
 
@@ -499,7 +500,133 @@ test('a receiver’s finding links to its webhook message', async () => {
   await waitForText(finding, /violation receiver-failed/);
   const message = page.locator('#messages .message').first();
   const messageId = await message.getAttribute('data-message-id');
-  await finding.locator(`a[data-ref="${messageId}"]`).click();
+
+  const verdict = (await api(mock, 'GET', '/_mock/verdict')).body;
+  const wanted = verdict.findings.find((f) => f.rule === 'receiver-failed');
+  assert.deepEqual(wanted.endpoint, { id: endpoint.body.id, url: hook });
+  assert.deepEqual(wanted.messageIds, [messageId]);
+  const named = finding.locator('.endpoint');
+  await waitForText(named, new RegExp('^Endpoint: ' + endpoint.body.id));
+  assert.equal(await named.locator('.endpoint-id').textContent(), endpoint.body.id);
+  assert.equal(await named.locator('.endpoint-url').textContent(), hook);
+  const refs = finding.locator('.refs.messages');
+  assert.match(await textOf(refs), /^Messages: /);
+  assert.deepEqual(await refs.locator('a').evaluateAll((links) => links.map((a) => a.dataset.ref)), wanted.messageIds);
+  assert.equal(await finding.locator('.refs.requests').count(), 0);
+
+  await refs.locator(`a[data-ref="${messageId}"]`).click();
   assert.match(await message.getAttribute('class'), /highlight/);
+  await page.screenshot({ path: join(artifacts, 'receiver-finding.png'), fullPage: true });
+
+  // From a mock that names the deliveries in `requestIds` only, and no
+  // endpoint: the same links, and the endpoint of the message shown.
+  await page.route('**/_mock/verdict', async (route) => {
+    const answer = await (await route.fetch()).json();
+    for (const f of answer.findings) {
+      f.requestIds = f.messageIds ?? f.requestIds;
+      delete f.endpoint;
+      delete f.messageIds;
+      delete f.fails;
+    }
+    await route.fulfill({ json: answer });
+  });
+  await page.reload();
+  await page.locator('#live.on').waitFor({ timeout: WAIT });
+  await waitForText(finding.locator('.endpoint'), new RegExp('^Endpoint: ' + endpoint.body.id + '$'));
+  await finding.locator(`.refs.messages a[data-ref="${messageId}"]`).waitFor({ timeout: WAIT });
+  assert.deepEqual(errors, []);
+});
+
+// Six users, each making one finding of advice (creates without a key, once
+// to three times) and then one violation (a create of an unknown model sent
+// again after its 404, once or twice): twelve findings, advice made first.
+async function twelveFindings(mock) {
+  const users = [];
+  for (let i = 0; i < 6; i++) {
+    const user = await api(mock, 'POST', '/_mock/users', { balanceRub: 500 });
+    assert.equal(user.status, 201);
+    users.push(user.body);
+    const auth = { authorization: 'Bearer ' + user.body.apiKey };
+    for (let n = 0; n <= i % 3; n++) {
+      const bare = await api(mock, 'POST', '/v1/generations', { modelSlug: 'flux-schnell', prompt: `user ${i}, create ${n}`, params: { aspect_ratio: '1:1' } }, auth);
+      assert.equal(bare.status, 202);
+    }
+    for (let n = 0; n <= 1 + (i % 2); n++) {
+      const unknown = await api(mock, 'POST', '/v1/generations', { modelSlug: 'no-such-model', prompt: 'x' }, { ...auth, 'idempotency-key': `user-${i}-${n}` });
+      assert.equal(unknown.status, 404);
+    }
+  }
+  return users;
+}
+
+// The findings as the panel lists them: rule, severity, count, first id.
+function listed(page) {
+  return page.locator('#findings > li').evaluateAll((items) => items.map((li) => ({
+    rule: li.dataset.rule,
+    severity: li.querySelector('.severity').textContent,
+    count: li.querySelector('.count').textContent,
+    first: li.querySelector('.refs [data-ref]')?.dataset.ref,
+  })));
+}
+
+test('many findings: the Verdict panel lists them all, the worst first, and the page scrolls rather than the panel', async () => {
+  const mock = await startMock();
+  const { page, errors } = await openBrowser();
+  await openDashboard(page, mock);
+  await twelveFindings(mock);
+  const items = page.locator('#findings > li');
+  await waitForCount(items, 12);
+  await waitForText(page.locator('#verdict-summary'), /^Not clean: 6 violations, 6 advice\.$/);
+
+  // The same order from the answer of GET /_mock/verdict, made order kept
+  // among equals: violations, those that fail, the most repeated.
+  const verdict = (await api(mock, 'GET', '/_mock/verdict')).body;
+  assert.equal(verdict.findings.length, 12);
+  const rank = (f) => [f.severity === 'violation' ? 0 : 1, f.fails === true ? 0 : 1, -f.count];
+  const graver = (a, b) => rank(a).map((r, i) => r - rank(b)[i]).find((d) => d !== 0) ?? 0;
+  const expected = [...verdict.findings].sort(graver).map((f) => ({
+    rule: f.rule,
+    severity: f.severity,
+    count: f.count === 1 ? 'once' : f.count + ' times',
+    first: f.requestIds[0],
+  }));
+  const counts = ['2 times', '2 times', '2 times', 'once', 'once', 'once', '3 times', '3 times', '2 times', '2 times', 'once', 'once'];
+
+  for (const how of ['live', 'opened']) {
+    if (how === 'opened') {
+      await page.reload();
+      await page.locator('#live.on').waitFor({ timeout: WAIT });
+      await waitForCount(items, 12);
+    }
+    // Each finding's requests are links once the page lists them.
+    await page.waitForFunction((n) => [...document.querySelectorAll('#findings > li')].filter((li) => li.querySelector('.refs a[data-ref]')).length === n, 12, { timeout: WAIT });
+    const shown = await listed(page);
+    assert.deepEqual(shown.map((f) => f.severity), [...Array(6).fill('violation'), ...Array(6).fill('advice')], how);
+    assert.deepEqual(shown.map((f) => f.count), counts, how);
+    assert.deepEqual(shown, expected, how);
+
+    // Every finding shown at its full height: the panel has no scroll of its
+    // own, the document holds it, and its last finding is reached by
+    // scrolling the page.
+    const sizes = await page.evaluate(() => {
+      const panel = document.getElementById('verdict-panel');
+      const box = panel.getBoundingClientRect();
+      return {
+        scrollHeight: panel.scrollHeight,
+        clientHeight: panel.clientHeight,
+        bottom: box.bottom + scrollY,
+        document: document.documentElement.scrollHeight,
+        overflow: getComputedStyle(panel).overflowY,
+      };
+    });
+    assert.equal(sizes.scrollHeight, sizes.clientHeight, `${how}: ${JSON.stringify(sizes)}`);
+    assert.ok(sizes.bottom <= sizes.document, `${how}: ${JSON.stringify(sizes)}`);
+    const last = items.last();
+    await last.scrollIntoViewIfNeeded();
+    assert.ok(await last.isVisible());
+    assert.equal(await page.evaluate(() => document.getElementById('verdict-panel').scrollTop), 0);
+  }
+  await page.evaluate(() => scrollTo(0, 0));
+  await page.screenshot({ path: join(artifacts, 'verdict-many.png'), fullPage: true });
   assert.deepEqual(errors, []);
 });

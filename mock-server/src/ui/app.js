@@ -274,10 +274,23 @@ function renderFaults() {
 }
 
 // A finding's identity: the mock keeps one per rule and subject, and the
-// event does not name the subject; its first request id and its words, both
-// fixed once it is made, tell two findings of one rule apart.
+// event does not name the subject; its first request (or message) id and its
+// words, both fixed once it is made, tell two findings of one rule apart.
 function findingKey(f) {
-  return f.rule + '\n' + ((f.requestIds || [])[0] || '') + '\n' + f.message;
+  return f.rule + '\n' + (refsOf(f)[0] || '') + '\n' + f.message;
+}
+
+// A receiver's finding is about an endpoint and its deliveries; the others
+// about a client's requests.
+function isReceiver(f) {
+  return String(f.rule).startsWith('receiver-');
+}
+
+// The ids a finding names: a receiver's webhook-ids in `messageIds`, or in
+// `requestIds` from a mock that does not send `messageIds` yet.
+function refsOf(f) {
+  if (isReceiver(f) && Array.isArray(f.messageIds)) return f.messageIds;
+  return Array.isArray(f.requestIds) ? f.requestIds : [];
 }
 
 // A finding from the verdict or from its event: counts only grow, so the
@@ -313,6 +326,43 @@ function refLink(id) {
   return el('a', { href: '#', class: 'id', 'data-ref': id, onclick: (e) => { e.preventDefault(); showRef(id); } }, id);
 }
 
+// The worst first: violations before advice, then those that fail the run
+// (`fails`, which a strict selection also sets on advice), then the most
+// repeated; otherwise in the order they were first made (the sort is stable).
+function graver(a, b) {
+  const severity = (f) => (f.severity === 'violation' ? 0 : 1);
+  const fails = (f) => (f.fails === true ? 0 : 1);
+  return severity(a) - severity(b) || fails(a) - fails(b) || (b.count || 0) - (a.count || 0);
+}
+
+// The endpoint a receiver's finding is about: as the verdict names it, or,
+// from a mock that does not yet, the endpoint of its first message on this page.
+function endpointOf(f) {
+  if (f.endpoint && f.endpoint.id) return f.endpoint;
+  const message = state.messages.get(refsOf(f)[0]);
+  return message && message.info.endpointId ? { id: message.info.endpointId } : null;
+}
+
+function findingItem(f) {
+  const receiver = isReceiver(f);
+  const refs = refsOf(f);
+  const endpoint = receiver ? endpointOf(f) : null;
+  return el('li', { class: 'card finding ' + f.severity + (f.fails ? ' fails' : ''), 'data-rule': f.rule },
+    el('div', { class: 'head' },
+      el('strong', { class: 'severity' }, f.severity), ' ', el('span', { class: 'rule' }, f.rule),
+      ' · ', el('span', { class: 'count' }, f.count === 1 ? 'once' : f.count + ' times'),
+      f.fails && f.severity !== 'violation' ? el('span', { class: 'error' }, ' · fails the run') : null,
+      f.firstAt ? el('span', { class: 'next' }, ' · first ' + time(f.firstAt)) : null),
+    el('div', { class: 'message' }, f.message),
+    el('div', { class: 'advice' }, 'Do: ' + f.advice),
+    el('div', { class: 'why' }, 'Document: ' + f.documentRule),
+    endpoint ? el('div', { class: 'endpoint' }, 'Endpoint: ',
+      el('span', { class: 'id endpoint-id' }, endpoint.id),
+      endpoint.url ? el('span', { class: 'endpoint-url' }, endpoint.url) : null) : null,
+    refs.length ? el('div', { class: 'refs ' + (receiver ? 'messages' : 'requests') },
+      receiver ? 'Messages: ' : 'Requests: ', refs.map(refLink)) : null);
+}
+
 function renderVerdict() {
   const findings = [...state.findings.values()];
   const violations = findings.filter((f) => f.severity === 'violation').length;
@@ -328,16 +378,7 @@ function renderVerdict() {
       + (findings.length > violations ? ', ' + (findings.length - violations) + ' advice' : '') + '.';
     summary.className = 'dirty';
   }
-  $('findings').replaceChildren(...findings.map((f) =>
-    el('li', { class: 'card finding ' + f.severity, 'data-rule': f.rule },
-      el('div', { class: 'head' },
-        el('strong', {}, f.severity), ' ', el('span', { class: 'rule' }, f.rule),
-        ' · ', f.count === 1 ? 'once' : f.count + ' times',
-        f.firstAt ? el('span', { class: 'next' }, ' · first ' + time(f.firstAt)) : null),
-      el('div', { class: 'message' }, f.message),
-      el('div', { class: 'advice' }, 'Do: ' + f.advice),
-      el('div', { class: 'why' }, 'Document: ' + f.documentRule),
-      (f.requestIds || []).length ? el('div', { class: 'refs' }, 'Seen in: ', f.requestIds.map(refLink)) : null)));
+  $('findings').replaceChildren(...findings.sort(graver).map(findingItem));
 }
 
 // The verdict as it stands, merged with what the stream told meanwhile;
