@@ -52,7 +52,7 @@ pub use error::ControlError;
 pub use events::{Event, EventKind, EventStream, Missed};
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{KeyView, LoggedRequest, NewUser, OutboxMessage};
-pub use verdict::{Checked, Finding, Severity, Verdict};
+pub use verdict::{Checked, Endpoint, Finding, Severity, Strict, UnknownRule, Verdict, known_ids};
 pub use world::{FaultHandle, GenerationRecord, World};
 pub use worlds::WorldSettings;
 pub use worlds::control::WorldView;

@@ -21,7 +21,7 @@ use crate::error::ControlError;
 use crate::events::EventStream;
 use crate::state::AppState;
 use crate::store::{LoggedRequest, NewUser, OutboxMessage};
-use crate::verdict::{Severity, Verdict};
+use crate::verdict::{Strict, Verdict};
 
 /// A mock's state as a test drives and reads it: users and keys, the clock,
 /// outcomes, faults, settings, and what the mock saw. Cheap to clone: every
@@ -453,7 +453,7 @@ impl World {
     /// # }
     /// ```
     pub fn get_verdict(&self) -> Verdict {
-        ops::verdict::get_verdict(&self.state)
+        ops::verdict::get_verdict(&self.state, &Strict::violations())
     }
 
     /// Starts the verdict over, for a suite that shares a world between tests.
@@ -478,6 +478,24 @@ impl World {
         self.get_verdict()
     }
 
+    /// The verdict, failing on violations and on the advice rules `strict`
+    /// chooses (`get_verdict` with `?strict=…`): such a finding has `fails`
+    /// set and spoils `clean`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mediagen_mock_server::{MockServer, Strict};
+    ///
+    /// let mock = MockServer::start().await;
+    /// let strict = Strict::parse("poll-rate,read-after-final").expect("known rules");
+    /// assert!(mock.get_verdict_strict(&strict).clean);
+    /// # }
+    /// ```
+    pub fn get_verdict_strict(&self, strict: &Strict) -> Verdict {
+        ops::verdict::get_verdict(&self.state, strict)
+    }
+
     /// Panics, with every finding in words, when the verdict has a violation;
     /// advice does not fail it.
     ///
@@ -494,14 +512,39 @@ impl World {
     /// When a finding is a violation.
     #[track_caller]
     pub fn assert_clean(&self) {
-        let verdict = self.get_verdict();
+        self.assert_clean_strict(&Strict::violations());
+    }
+
+    /// Panics, with every finding in words, when the verdict has a violation
+    /// or a finding of an advice rule `strict` chooses.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mediagen_mock_server::{MockServer, Strict};
+    ///
+    /// let mock = MockServer::start().await;
+    /// // … the client under test runs against mock.uri() …
+    /// mock.assert_clean_strict(&Strict::parse("poll-rate").expect("a known rule"));
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// When a finding fails under `strict`.
+    #[track_caller]
+    pub fn assert_clean_strict(&self, strict: &Strict) {
+        let verdict = self.get_verdict_strict(strict);
         if !verdict.clean {
-            let violations = verdict
+            let failing: Vec<&str> = verdict
                 .findings
                 .iter()
-                .filter(|f| f.severity == Severity::Violation)
-                .count();
-            panic!("the mock's verdict on the client has {violations} violation(s): {verdict}");
+                .filter(|f| f.fails)
+                .map(|f| f.rule.as_str())
+                .collect();
+            panic!(
+                "the mock's verdict on the client fails on {}: {verdict}",
+                failing.join(", ")
+            );
         }
     }
 }

@@ -11,9 +11,11 @@ use serde::Deserialize;
 use super::ops::verdict;
 use super::{ControlBody, ControlJson};
 use crate::delivery::probe::ProbeReport;
+use crate::error::ControlError;
 use crate::error::Result;
+use crate::extract::Query;
 use crate::state::AppState;
-use crate::verdict::Verdict;
+use crate::verdict::{Strict, Verdict};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -21,8 +23,22 @@ pub(super) fn router() -> Router<AppState> {
         .route("/_mock/probes/webhooks", post(probe_webhooks))
 }
 
-async fn get_verdict(State(state): State<AppState>) -> Json<Verdict> {
-    Json(verdict::get_verdict(&state))
+/// The query of `GET /_mock/verdict`.
+#[derive(Deserialize)]
+struct VerdictQuery {
+    /// Rule ids, separated by commas, whose findings fail beside violations.
+    strict: Option<String>,
+}
+
+async fn get_verdict(
+    State(state): State<AppState>,
+    Query(query): Query<VerdictQuery>,
+) -> Result<Json<Verdict>> {
+    let strict = match query.strict.as_deref() {
+        Some(list) => Strict::parse(list).map_err(ControlError::from)?,
+        None => Strict::violations(),
+    };
+    Ok(Json(verdict::get_verdict(&state, &strict)))
 }
 
 async fn reset_verdict(State(state): State<AppState>) -> StatusCode {

@@ -17,7 +17,7 @@ use crate::domain::address;
 use crate::domain::webhook::Trigger;
 use crate::state::AppState;
 use crate::store::{AttemptReport, Outgoing};
-use crate::verdict::DeliverySeen;
+use crate::verdict::{DeliverySeen, Endpoint};
 use lanes::client_builder;
 
 /// Bytes of an answer read at most; the rest is not needed for the excerpt.
@@ -59,7 +59,10 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     let duration_ms = u64::try_from(clock_started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let judged = DeliverySeen {
         message_id: message_id.to_string(),
-        endpoint_id: outgoing.endpoint_id.clone(),
+        endpoint: Endpoint {
+            id: outgoing.endpoint_id.clone(),
+            url: outgoing.url.clone(),
+        },
         at: started_at,
         status: report.status,
         timed_out: timed_out(&report),

@@ -16,7 +16,7 @@ use super::post;
 use crate::domain::webhook;
 use crate::state::AppState;
 use crate::store::{AttemptReport, Outgoing};
-use crate::verdict::{DeliverySeen, Probe};
+use crate::verdict::{DeliverySeen, Endpoint, Probe};
 use crate::wire::events;
 use mediagen_openapi::sets::EventType;
 
@@ -119,7 +119,10 @@ async fn send(
         state,
         &DeliverySeen {
             message_id: id,
-            endpoint_id: outgoing.endpoint_id.clone(),
+            endpoint: Endpoint {
+                id: outgoing.endpoint_id.clone(),
+                url: outgoing.url.clone(),
+            },
             at,
             status: report.status,
             timed_out: super::timed_out(&report),

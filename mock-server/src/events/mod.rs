@@ -228,8 +228,16 @@ pub enum EventKind {
         document_rule: String,
         /// What a correct client does.
         advice: String,
-        /// The first requests (or webhook messages) that show it.
+        /// The first requests that show it (for a receiver's finding, its
+        /// `message_ids` too, until the next release).
         request_ids: Vec<String>,
+        /// For a receiver's finding: the webhook endpoint it is about.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        endpoint: Option<crate::verdict::Endpoint>,
+        /// For a receiver's finding: the `webhook-id`s of the deliveries
+        /// that show it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_ids: Option<Vec<String>>,
         /// How many times it was made.
         count: u64,
     },

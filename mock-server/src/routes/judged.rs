@@ -323,6 +323,8 @@ fn publish(state: &AppState, made: Vec<Finding>) {
                 document_rule: finding.document_rule,
                 advice: finding.advice,
                 request_ids: finding.request_ids,
+                endpoint: finding.endpoint,
+                message_ids: finding.message_ids,
                 count: finding.count,
             },
         );

@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::Endpoint;
 use super::findings::{Findings, Made, Places, Subject};
 use super::rules::Rule;
 
@@ -40,7 +41,8 @@ impl Probe {
 pub(crate) struct DeliverySeen {
     /// The `webhook-id`.
     pub message_id: String,
-    pub endpoint_id: String,
+    /// The endpoint it went to.
+    pub endpoint: Endpoint,
     /// When it started, on the world's clock.
     pub at: DateTime<Utc>,
     /// The receiver's status; `None` when no answer came.
@@ -104,9 +106,10 @@ pub(super) fn judge(seen: &DeliverySeen, findings: &mut Findings) -> Places {
         .map(|(rule, message)| {
             findings.make(Made {
                 rule,
-                subject: Subject::Text(format!("endpoint {}", seen.endpoint_id)),
+                subject: Subject::Text(format!("endpoint {}", seen.endpoint.id)),
                 at: seen.at,
                 ids: &[seen.message_id.as_str()],
+                endpoint: Some(&seen.endpoint),
                 message: &|| message.clone(),
             })
         })

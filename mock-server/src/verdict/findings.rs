@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use smallvec::SmallVec;
 
-use super::Finding;
 use super::rules::Rule;
+use super::{Endpoint, Finding};
 use crate::domain::{FastMap, UserId};
 
 /// The places of the findings one request or delivery made: rarely more
@@ -60,6 +60,9 @@ pub(super) struct Made<'a> {
     pub subject: Subject,
     pub at: DateTime<Utc>,
     pub ids: &'a [&'a str],
+    /// For a receiver's finding, its endpoint: `ids` are then the
+    /// deliveries' `webhook-id`s.
+    pub endpoint: Option<&'a Endpoint>,
     /// What happened, in words: written only for a new finding.
     pub message: &'a dyn Fn() -> String,
 }
@@ -67,24 +70,28 @@ pub(super) struct Made<'a> {
 impl Findings {
     /// Records a finding; returns its place.
     pub(super) fn make(&mut self, made: Made<'_>) -> usize {
-        let key = (made.rule, made.subject);
+        let Made {
+            rule,
+            subject,
+            at,
+            ids,
+            endpoint,
+            message,
+        } = made;
+        let key = (rule, subject);
         let kept = match self.index.get(&key) {
             Some(&place) => Some(place),
-            None if self.list.len() >= GROUPS => self.first_of_rule.get(&made.rule).copied(),
+            None if self.list.len() >= GROUPS => self.first_of_rule.get(&rule).copied(),
             None => None,
         };
         let Some(place) = kept else {
-            return self.first(key, made.at, made.ids, made.message);
+            return self.first(key, at, ids, endpoint, message);
         };
         let finding = &mut self.list[place];
         finding.count += 1;
-        for id in made.ids {
-            if finding.request_ids.len() >= IDS_KEPT {
-                break;
-            }
-            if !finding.request_ids.iter().any(|kept| kept == id) {
-                finding.request_ids.push((*id).to_owned());
-            }
+        keep_ids(&mut finding.request_ids, ids);
+        if let Some(kept) = &mut finding.message_ids {
+            keep_ids(kept, ids);
         }
         place
     }
@@ -96,22 +103,24 @@ impl Findings {
         (rule, subject): (Rule, Subject),
         at: DateTime<Utc>,
         ids: &[&str],
+        endpoint: Option<&Endpoint>,
         message: &dyn Fn() -> String,
     ) -> usize {
         let place = self.list.len();
+        let mut kept = Vec::new();
+        keep_ids(&mut kept, ids);
         self.list.push(Finding {
             rule: rule.id().to_owned(),
             severity: rule.severity(),
             message: message(),
             document_rule: rule.document_rule().to_owned(),
             advice: rule.advice().to_owned(),
-            request_ids: ids
-                .iter()
-                .take(IDS_KEPT)
-                .map(|id| (*id).to_owned())
-                .collect(),
+            endpoint: endpoint.cloned(),
+            message_ids: endpoint.map(|_| kept.clone()),
+            request_ids: kept,
             first_at: at,
             count: 1,
+            fails: rule.severity() == super::Severity::Violation,
         });
         self.index.insert((rule, subject), place);
         self.first_of_rule.entry(rule).or_insert(place);
@@ -125,5 +134,17 @@ impl Findings {
 
     pub(super) fn all(&self) -> Vec<Finding> {
         self.list.clone()
+    }
+}
+
+/// Adds the ids not kept yet, up to [`IDS_KEPT`].
+fn keep_ids(kept: &mut Vec<String>, ids: &[&str]) {
+    for id in ids {
+        if kept.len() >= IDS_KEPT {
+            break;
+        }
+        if !kept.iter().any(|k| k == id) {
+            kept.push((*id).to_owned());
+        }
     }
 }

@@ -33,7 +33,7 @@ pub(crate) use deliveries::{DeliverySeen, Probe};
 use findings::Findings;
 pub(crate) use findings::Places;
 pub(crate) use requests::{Cut, Seen, Shown, WindowScope};
-pub use rules::Severity;
+pub use rules::{Severity, Strict, UnknownRule, known_ids};
 
 /// The verdict on a world's client (`GET /_mock/verdict`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,12 +73,34 @@ pub struct Finding {
     pub document_rule: String,
     /// What a correct client does.
     pub advice: String,
-    /// The requests (or webhook messages) that show it: the first ones.
+    /// The requests that show it: the first ones. A receiver's finding
+    /// carries its `message_ids` here too, until the next release.
     pub request_ids: Vec<String>,
+    /// For a receiver's finding: the webhook endpoint it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+    /// For a receiver's finding: the `webhook-id`s of the deliveries that
+    /// show it, the first ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_ids: Option<Vec<String>>,
     /// When it was first made, on the world's clock.
     pub first_at: DateTime<Utc>,
     /// How many times it was made.
     pub count: u64,
+    /// Whether it spoils `clean`: a violation, or a rule the reader chose
+    /// to be strict on ([`Strict`]).
+    #[serde(default)]
+    pub fails: bool,
+}
+
+/// The webhook endpoint a receiver's finding is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Endpoint {
+    /// Its id.
+    pub id: String,
+    /// The URL the deliveries went to.
+    pub url: String,
 }
 
 impl std::fmt::Display for Finding {
@@ -89,14 +111,19 @@ impl std::fmt::Display for Finding {
         };
         write!(
             f,
-            "{severity} {} (x{}): {} [{}] -> {}; requests {}",
-            self.rule,
-            self.count,
-            self.message,
-            self.document_rule,
-            self.advice,
-            self.request_ids.join(", ")
-        )
+            "{} ({severity}, x{}): {} [{}] -> {}; ",
+            self.rule, self.count, self.message, self.document_rule, self.advice,
+        )?;
+        match (&self.endpoint, &self.message_ids) {
+            (Some(endpoint), Some(ids)) => write!(
+                f,
+                "endpoint {} ({}), messages {}",
+                endpoint.id,
+                endpoint.url,
+                ids.join(", ")
+            ),
+            _ => write!(f, "requests {}", self.request_ids.join(", ")),
+        }
     }
 }
 
@@ -179,11 +206,15 @@ impl Judge {
         self.findings.current(places)
     }
 
-    /// The verdict as it stands.
-    pub(crate) fn verdict(&self) -> Verdict {
-        let findings = self.findings.all();
+    /// The verdict as it stands, failing on violations and the rules
+    /// `strict` chooses.
+    pub(crate) fn verdict(&self, strict: &Strict) -> Verdict {
+        let mut findings = self.findings.all();
+        for finding in &mut findings {
+            finding.fails = strict.fails(&finding.rule, finding.severity);
+        }
         Verdict {
-            clean: findings.iter().all(|f| f.severity != Severity::Violation),
+            clean: !findings.iter().any(|f| f.fails),
             findings,
             checked: self.checked,
         }
@@ -214,6 +245,10 @@ impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
 
     pub(crate) fn get(&self, key: &K) -> Option<&V> {
         self.map.get(key).map(|(_, v)| v)
+    }
+
+    pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.map.get_mut(key).map(|(_, v)| v)
     }
 
     pub(crate) fn is_empty(&self) -> bool {

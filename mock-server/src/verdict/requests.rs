@@ -5,7 +5,6 @@
 //! none), method, path, query and body; the `Idempotency-Key` is not part of it,
 //! so that a create sent again with another key is the same create.
 
-use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use chrono::{DateTime, Utc};
@@ -23,20 +22,18 @@ const SLACK: f64 = 0.01;
 /// have been on its way before the client read the 429. A repeat of the
 /// refused request itself gets no such grace.
 const GRACE: f64 = 0.25;
-/// The first delay the document recommends before a retry (Limits, rule 5).
-const FIRST_DELAY: f64 = 1.0;
 /// Attempts of one request the document allows (Limits, rule 5).
 const MAX_ATTEMPTS: u32 = 5;
-/// Retries before the delays between them are judged.
+/// Tries after the first before the waits between them are judged: a single
+/// draw says nothing of the schedule a client follows.
 const JUDGED_RETRIES: usize = 3;
-/// A later delay at least this many times the first, plus [`GROWTH_NOISE`],
-/// shows the delays grow.
-const GROWTH: f64 = 1.5;
-/// Seconds of scheduling noise a delay may differ by.
-const GROWTH_NOISE: f64 = 0.005;
 /// The general limit: requests per window, and the window in seconds.
 const GENERAL_MAX: usize = 60;
 const GENERAL_WINDOW: f64 = 60.0;
+/// Reads of one generation a poller may run ahead of its share, as a burst
+/// of the general limit's pace (a read at once after the create, a ticker's
+/// jitter).
+const POLL_BURST: f64 = 2.0;
 
 /// How the connection of a request ended, when not with the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -122,6 +119,13 @@ impl Seen<'_> {
         }
     }
 
+    /// The area of its path (`webhook-endpoints` of
+    /// `/v1/webhook-endpoints/{id}/rotate-secret`): a read of it tells a
+    /// client whether a request of the area took effect.
+    fn area(&self) -> &str {
+        area(self.path)
+    }
+
     /// The generation a read reads, from its path.
     fn read_generation(&self) -> Option<Uuid> {
         if self.method != "GET" {
@@ -134,6 +138,11 @@ impl Seen<'_> {
         let id = self.path.strip_prefix("/v1/generations/")?;
         Uuid::parse_str(id.trim_end_matches('/')).ok()
     }
+}
+
+fn area(path: &str) -> &str {
+    let rest = path.strip_prefix("/v1/").unwrap_or(path);
+    rest.split('/').next().unwrap_or(rest)
 }
 
 /// The path with its ids as `{id}`, to group findings by route.
@@ -164,6 +173,9 @@ struct Last {
     /// The user's available kopecks when a 402 was answered.
     available: Option<i64>,
     chain: Chain,
+    /// The client read the request's area after it: a repeat then is a
+    /// decision made on what it read, not a blind one.
+    checked: bool,
 }
 
 /// Attempts of one request after answers the document says to retry.
@@ -172,6 +184,7 @@ struct Chain {
     attempts: u32,
     /// Delays before each retry not held up by a `retry-after`, in edge seconds.
     free_delays: Vec<f64>,
+    /// A finding was made of its waits.
     judged: bool,
 }
 
@@ -244,16 +257,38 @@ struct Closed {
     retry_after: u64,
 }
 
-/// A concurrency 429 of a user, until one of its tasks ends.
+/// A create the concurrency limit refused, until one of the tasks active
+/// then ends.
 #[derive(Debug, Clone)]
 struct Full {
     id: String,
-    request: u64,
     answered: f64,
     active: Vec<Uuid>,
-    /// How long the create it answered waited after the 429 before it (0
-    /// for the first).
-    waited: f64,
+    /// The waits before each try of the create after a 429 of this chain.
+    waits: Vec<f64>,
+    /// A finding was made of its waits.
+    judged: bool,
+}
+
+/// The pace of the reads of one active generation, as the general limit
+/// would meter it: each read is due one share's interval after the last.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    /// Edge seconds when the next read is due.
+    due: f64,
+    /// Reads answered, and when the first was sent.
+    reads: u32,
+    first: f64,
+}
+
+/// The last read of one of a user's generations that came faster than its
+/// share: general 429s within a window of it are its doing.
+#[derive(Debug, Clone, Copy)]
+struct Overread {
+    generation: Uuid,
+    at: f64,
+    /// Seconds between reads that the share allows.
+    interval: f64,
 }
 
 #[derive(Debug)]
@@ -261,11 +296,17 @@ pub(super) struct Requests {
     hasher: foldhash::fast::FixedState,
     last: Bounded<u64, Last>,
     closed: Bounded<(Client, WindowScope), Closed>,
-    full: Bounded<UserId, Full>,
-    /// Edge seconds of the recent reads of each active generation.
-    reads: Bounded<(UserId, Uuid), VecDeque<f64>>,
+    /// Chains of creates the concurrency limit refused, by user and request.
+    full: Bounded<(UserId, u64), Full>,
+    /// The pace of the reads of each active generation.
+    reads: Bounded<(UserId, Uuid), Pace>,
+    /// Each user's last read above its share.
+    overread: Bounded<UserId, Overread>,
     /// Generations an answer showed in a final state.
     ended: Bounded<(UserId, Uuid), ()>,
+    /// Requests not safe to repeat whose outcome the client cannot know,
+    /// by client: their record and area, until the client reads the area.
+    unsure: Bounded<Client, Vec<(u64, String)>>,
 }
 
 impl Requests {
@@ -276,7 +317,9 @@ impl Requests {
             closed: Bounded::new(cap),
             full: Bounded::new(cap),
             reads: Bounded::new(cap),
+            overread: Bounded::new(cap),
             ended: Bounded::new(cap),
+            unsure: Bounded::new(cap),
         }
     }
 
@@ -336,9 +379,9 @@ impl Requests {
                 ..Chain::default()
             },
         };
-        let full_wait = match seen.user {
+        let full = match seen.user {
             Some(user) if seen.is_create() && !self.full.is_empty() => {
-                self.concurrency_loop(seen, user, identity, &client, facts, &mut found)
+                self.concurrency_loop(seen, (user, identity), &client, facts, &mut found)
             }
             _ => None,
         };
@@ -350,8 +393,17 @@ impl Requests {
         {
             self.reads_of(seen, (user, generation), &client, &mut found);
         }
+        if seen.method == "GET" && !self.unsure.is_empty() {
+            self.read_of_area(seen, &client);
+        }
+        if let Some(user) = seen.user
+            && seen.window == Some(WindowScope::General)
+            && !self.overread.is_empty()
+        {
+            self.refused_after_overreads(seen, user, &client, &mut found);
+        }
 
-        self.remember(seen, identity, chain, client, full_wait, facts);
+        self.remember(seen, identity, chain, client, full, facts);
         found.places
     }
 
@@ -398,53 +450,51 @@ impl Requests {
         }
     }
 
-    /// A create while the user's 5 tasks are all still active, in a loop:
-    /// sooner than the first delay the document recommends, or at a pace
-    /// that does not slow down. A client that cannot see the tasks that hold
-    /// the slots (another process made them) can only try again; one that
-    /// backs off is not looping. Returns how long it waited after the 429.
+    /// A create tried again while the tasks active at its 429 are all still
+    /// active, in a loop: at a pace that does not back off, judged over at
+    /// least three tries, as a pattern and not one draw. A client that
+    /// cannot see the tasks that hold the slots (another process made them)
+    /// can only try again; one that backs off is not looping, whatever its
+    /// first wait. Returns the chain this try continues.
     #[cold]
     fn concurrency_loop(
         &mut self,
         seen: &Seen<'_>,
-        user: UserId,
-        identity: u64,
+        key: (UserId, u64),
         client: &Client,
         facts: &dyn Facts,
         found: &mut Found<'_>,
-    ) -> Option<f64> {
-        let full = self.full.get(&user)?;
-        if seen.sent < full.answered {
+    ) -> Option<Full> {
+        let mut full = self.full.remove(&key)?;
+        if seen.sent < full.answered || facts.any_ended(&full.active) {
             return None;
         }
-        if facts.any_ended(&full.active) {
-            self.full.remove(&user);
-            return None;
-        }
-        let waited = seen.sent - full.answered;
-        let looping = waited < FIRST_DELAY - SLACK || waited < full.waited + GROWTH_NOISE;
-        if looping && (full.request == identity || waited > GRACE) {
+        full.waits.push(seen.sent - full.answered);
+        if !full.judged
+            && let Some(why) = backs_off_not(&full.waits)
+        {
+            full.judged = true;
+            let first = full.id.clone();
             found.find(
                 Rule::ConcurrencyRetryLoop,
                 Subject::Client(client.clone()),
-                &[&full.id, seen.id],
+                &[&first, seen.id],
                 &|| {
-                    let before = if full.waited > 0.0 {
-                        format!(", after a wait of {:.2} s before", full.waited)
-                    } else {
-                        String::new()
-                    };
                     format!(
-                        "POST /v1/generations was sent {waited:.2} s after the 429 of 5 active tasks, before any of them ended{before}"
+                        "POST /v1/generations was tried {} times after the 429 of 5 active tasks, before any of them ended, with waits of {} s: {why}",
+                        full.waits.len() + 1,
+                        seconds_list(&full.waits)
                     )
                 },
             );
         }
-        Some(waited)
+        Some(full)
     }
 
-    /// Reads of one generation: after an answer showed it ended, or more
-    /// often than the general limit sustains.
+    /// Reads of one generation: after an answer showed it ended, or faster
+    /// than its share of the general limit, metered as the limit meters a
+    /// steady client: one read every `60 / share` seconds, a short burst
+    /// ahead allowed. A poller at exactly its share never runs ahead.
     fn reads_of(
         &mut self,
         seen: &Seen<'_>,
@@ -469,38 +519,99 @@ impl Requests {
         if seen.status != Some(200) {
             return;
         }
-        let mut reads = self.reads.remove(&key).unwrap_or_default();
-        reads.push_back(seen.sent);
-        while reads
-            .front()
-            .is_some_and(|&t| t <= seen.sent - GENERAL_WINDOW)
-        {
-            reads.pop_front();
-        }
         let allowed = poll_allowance(seen.active);
-        // Whether the reads pass `allowed` is all that is judged: a client
-        // hammering one generation keeps no more than that.
-        while reads.len() > allowed + 1 {
-            reads.pop_front();
-        }
-        if reads.len() > allowed {
+        let interval = GENERAL_WINDOW / allowed as f64;
+        let mut pace = self.reads.remove(&key).unwrap_or(Pace {
+            due: seen.sent,
+            reads: 0,
+            first: seen.sent,
+        });
+        pace.reads += 1;
+        if seen.sent < pace.due - POLL_BURST * interval {
+            // Ahead of its share: the read is not counted towards the pace,
+            // as a metered limit would not have let it through.
+            self.overread.insert(
+                key.0,
+                Overread {
+                    generation,
+                    at: seen.sent,
+                    interval,
+                },
+            );
+            let (reads, span) = (pace.reads, seen.sent - pace.first);
             found.find(
                 Rule::PollRate,
                 Subject::Client(client.clone()),
                 &[seen.id],
                 &|| {
                     format!(
-                        "generation {generation} was read more than {allowed} times within 60 s while the user had {} active task(s): {allowed} is its share of the general limit of {GENERAL_MAX} a minute",
+                        "generation {generation} was read {reads} times in {span:.1} s while the user had {} active task(s): its share of the general limit of {GENERAL_MAX} a minute is one read every {interval:.0} s",
                         seen.active.max(1)
                     )
                 },
             );
+        } else {
+            pace.due = pace.due.max(seen.sent) + interval;
         }
         if seen.shown.is_some_and(|s| s.final_state.is_some()) {
             self.ended.insert(key, ());
         } else {
-            self.reads.insert(key, reads);
+            self.reads.insert(key, pace);
         }
+    }
+
+    /// A read of an area a request not safe to repeat may have acted in:
+    /// the client checked before sending it again.
+    #[cold]
+    fn read_of_area(&mut self, seen: &Seen<'_>, client: &Client) {
+        if !seen.status.is_some_and(|s| s < 300 || s == 404) {
+            return;
+        }
+        let Some(mut unsure) = self.unsure.remove(client) else {
+            return;
+        };
+        unsure.retain(|(identity, area)| {
+            if area != seen.area() {
+                return true;
+            }
+            if let Some(last) = self.last.get_mut(identity) {
+                last.checked = true;
+            }
+            false
+        });
+        if !unsure.is_empty() {
+            self.unsure.insert(client.clone(), unsure);
+        }
+    }
+
+    /// A request the general limit refused within a window of reads above
+    /// their share: the polling used what the address's other calls need.
+    #[cold]
+    fn refused_after_overreads(
+        &mut self,
+        seen: &Seen<'_>,
+        user: UserId,
+        client: &Client,
+        found: &mut Found<'_>,
+    ) {
+        let Some(over) = self.overread.get(&user).copied() else {
+            return;
+        };
+        if seen.sent - over.at >= GENERAL_WINDOW {
+            self.overread.remove(&user);
+            return;
+        }
+        found.find(
+            Rule::PollRateLimited,
+            Subject::Text(format!("{client}: generation {}", over.generation)),
+            &[seen.id],
+            &|| {
+                format!(
+                    "generation {} was read faster than its share (one read every {:.0} s), and the general limit of {GENERAL_MAX} a minute then refused {} {}: the polling used up what the address's other calls need",
+                    over.generation, over.interval, seen.method, seen.path
+                )
+            },
+        );
     }
 
     /// Keeps what later requests are judged against.
@@ -510,13 +621,13 @@ impl Requests {
         identity: u64,
         chain: Chain,
         client: Client,
-        full_wait: Option<f64>,
+        full: Option<Full>,
         facts: &dyn Facts,
     ) {
         if seen.status == Some(429) && seen.code == Some("RATE_LIMIT_ERROR") {
             match (seen.retry_after, seen.window) {
                 (Some(retry_after), Some(scope)) => self.closed.insert(
-                    (client, scope),
+                    (client.clone(), scope),
                     Closed {
                         id: seen.id.to_owned(),
                         request: identity,
@@ -526,14 +637,18 @@ impl Requests {
                 ),
                 (None, _) if seen.is_create() => {
                     if let Some(user) = seen.user {
+                        let full = full.unwrap_or_else(|| Full {
+                            id: seen.id.to_owned(),
+                            answered: 0.0,
+                            active: facts.active_tasks(user),
+                            waits: Vec::new(),
+                            judged: false,
+                        });
                         self.full.insert(
-                            user,
+                            (user, identity),
                             Full {
-                                id: seen.id.to_owned(),
-                                request: identity,
                                 answered: seen.answered,
-                                active: facts.active_tasks(user),
-                                waited: full_wait.unwrap_or(0.0),
+                                ..full
                             },
                         );
                     }
@@ -559,6 +674,11 @@ impl Requests {
             (Some(402), Some(user)) => Some(facts.available(user)),
             _ => None,
         };
+        if unknown && seen.unsafe_to_repeat() {
+            let mut unsure = self.unsure.remove(&client).unwrap_or_default();
+            unsure.push((identity, seen.area().to_owned()));
+            self.unsure.insert(client, unsure);
+        }
         self.last.insert(
             identity,
             Last {
@@ -572,6 +692,7 @@ impl Requests {
                 cut: seen.cut,
                 available,
                 chain,
+                checked: false,
             },
         );
     }
@@ -591,6 +712,7 @@ impl Found<'_> {
             subject,
             at: self.at,
             ids,
+            endpoint: None,
             message,
         }));
     }
@@ -624,7 +746,7 @@ fn repeat_of_unknown_outcome(p: &Last, seen: &Seen<'_>, client: &Client, found: 
                 )
             },
         );
-    } else if seen.unsafe_to_repeat() {
+    } else if seen.unsafe_to_repeat() && !p.checked {
         found.find(
             Rule::UnsafeRepeat,
             on_route(client, seen),
@@ -639,8 +761,8 @@ fn repeat_of_unknown_outcome(p: &Last, seen: &Seen<'_>, client: &Client, found: 
     }
 }
 
-/// A retry of an answer to be retried: with a growing delay, 5 attempts at
-/// most. Returns the chain of attempts this one continues.
+/// A retry of an answer to be retried: with delays that back off, 5
+/// attempts at most. Returns the chain of attempts this one continues.
 #[cold]
 fn retry_chain(p: &Last, seen: &Seen<'_>, client: &Client, found: &mut Found<'_>) -> Chain {
     let mut chain = p.chain.clone();
@@ -655,38 +777,33 @@ fn retry_chain(p: &Last, seen: &Seen<'_>, client: &Client, found: &mut Found<'_>
     let code = p.code.as_deref().unwrap_or_default();
     if chain.attempts == MAX_ATTEMPTS + 1 {
         found.find(
+            Rule::TooManyAttempts,
+            on_route(client, seen),
+            &[&p.id, seen.id],
+            &|| {
+                format!(
+                    "{} {} was sent a {}th time after {code}: the document stops after {MAX_ATTEMPTS} attempts",
+                    seen.method, seen.path, chain.attempts
+                )
+            },
+        );
+    } else if !chain.judged
+        && let Some(why) = backs_off_not(&chain.free_delays)
+    {
+        chain.judged = true;
+        found.find(
             Rule::RetryWithoutBackoff,
             on_route(client, seen),
             &[&p.id, seen.id],
             &|| {
                 format!(
-                    "{} {} was sent a {}th time after {code}: more than {MAX_ATTEMPTS} attempts",
-                    seen.method, seen.path, chain.attempts
+                    "{} {} was retried after {code} with delays of {} s: {why}",
+                    seen.method,
+                    seen.path,
+                    seconds_list(&chain.free_delays)
                 )
             },
         );
-    } else if !chain.judged && chain.free_delays.len() >= JUDGED_RETRIES {
-        chain.judged = true;
-        if !grows(&chain.free_delays) {
-            let delays: Vec<String> = chain
-                .free_delays
-                .iter()
-                .map(|d| format!("{d:.3}"))
-                .collect();
-            found.find(
-                Rule::RetryWithoutBackoff,
-                on_route(client, seen),
-                &[&p.id, seen.id],
-                &|| {
-                    format!(
-                        "{} {} was retried after {code} with delays of {} s that do not grow",
-                        seen.method,
-                        seen.path,
-                        delays.join(", ")
-                    )
-                },
-            );
-        }
     }
     chain
 }
@@ -743,14 +860,63 @@ pub(crate) fn poll_allowance(active: usize) -> usize {
     GENERAL_MAX / active.max(1)
 }
 
-/// Whether some delay after the first is at least 1.5 times the first (plus
-/// 5 ms of scheduling noise): exponential back-off with jitter always shows
-/// it by the third retry; a fixed pace or none never does.
-fn grows(delays: &[f64]) -> bool {
-    let Some((&first, later)) = delays.split_first() else {
-        return true;
-    };
-    later
+/// Waits of at most this many seconds in all, over three tries, or over
+/// four and more, show a client that does not wait: the schedule's own
+/// jitter (a draw from 0 up to 1, 2, 4, 8 s) comes this low about twice in a
+/// million chains.
+const NO_WAIT: [f64; 2] = [0.05, 0.25];
+/// Four waits or more that differ by at most this many seconds, plus
+/// [`FIXED_SHARE`] of their mean, are one fixed wait: scheduling noise, and
+/// a random draw about once in a million chains. Three waits are too few to
+/// tell one fixed wait from three draws that came close.
+const FIXED_NOISE: f64 = 0.01;
+const FIXED_SHARE: f64 = 0.01;
+/// Waits from which one fixed wait is told.
+const FIXED_WAITS: usize = 4;
+
+/// Why waits between tries do not back off, judged as the schedule a client
+/// follows, never a single draw: `None` while fewer than three were seen, or
+/// when they back off.
+///
+/// The document's schedule waits 1, 2, 4, 8 s "with jitter". Full jitter
+/// (each wait drawn from 0 up to that bound), decorrelated and equal jitter
+/// and plain doubling are such schedules, whatever order their draws come
+/// in, and a slower fixed wait backs off more than the schedule asks. What
+/// they never do is wait almost nothing in all, or keep one fixed wait
+/// shorter than the schedule's pace: the two ways a client does not back off.
+fn backs_off_not(waits: &[f64]) -> Option<String> {
+    let tries = waits.len();
+    if tries < JUDGED_RETRIES {
+        return None;
+    }
+    let total: f64 = waits.iter().sum();
+    // 1 + 2 + 4 + 8, then 8 s a try.
+    let schedule: f64 = (0..tries).map(|i| f64::from(1u32 << i.min(3))).sum();
+    if total <= NO_WAIT[usize::from(tries > JUDGED_RETRIES)] {
+        return Some(format!(
+            "{} tries within {total:.2} s, where the document's schedule (1, 2, 4, 8 s, with jitter) spreads them over about {:.0} s",
+            tries + 1,
+            schedule / 2.0
+        ));
+    }
+    let (least, most) = waits
         .iter()
-        .any(|&delay| delay >= first * GROWTH + GROWTH_NOISE)
+        .fold((f64::MAX, 0.0_f64), |(l, m), &w| (l.min(w), m.max(w)));
+    let mean = total / tries as f64;
+    let fixed = most - least <= FIXED_NOISE + FIXED_SHARE * mean;
+    if tries >= FIXED_WAITS && fixed && total < schedule / 2.0 {
+        return Some(format!(
+            "one fixed wait of {mean:.2} s, where the document's schedule grows (1, 2, 4, 8 s, with jitter)"
+        ));
+    }
+    None
+}
+
+/// Seconds, as a list for a message.
+fn seconds_list(waits: &[f64]) -> String {
+    waits
+        .iter()
+        .map(|w| format!("{w:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

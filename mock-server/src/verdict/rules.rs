@@ -22,11 +22,13 @@ pub(crate) enum Rule {
     CreateWithoutKey,
     RetryBeforeRetryAfter,
     RetryWithoutBackoff,
+    TooManyAttempts,
     ConcurrencyRetryLoop,
     RepeatFinalError,
     UnsafeRepeat,
     ReadAfterFinal,
     PollRate,
+    PollRateLimited,
     ReceiverFailed,
     ReceiverSlow,
     ReceiverAcceptsBadSignature,
@@ -36,17 +38,18 @@ pub(crate) enum Rule {
 
 impl Rule {
     /// Every rule, in the order the documentation lists them.
-    #[cfg(test)]
-    pub(crate) const ALL: [Self; 14] = [
+    pub(crate) const ALL: [Self; 16] = [
         Self::CreateRetryNewKey,
         Self::CreateWithoutKey,
         Self::RetryBeforeRetryAfter,
         Self::RetryWithoutBackoff,
+        Self::TooManyAttempts,
         Self::ConcurrencyRetryLoop,
         Self::RepeatFinalError,
         Self::UnsafeRepeat,
         Self::ReadAfterFinal,
         Self::PollRate,
+        Self::PollRateLimited,
         Self::ReceiverFailed,
         Self::ReceiverSlow,
         Self::ReceiverAcceptsBadSignature,
@@ -61,11 +64,13 @@ impl Rule {
             Self::CreateWithoutKey => "create-without-key",
             Self::RetryBeforeRetryAfter => "retry-before-retry-after",
             Self::RetryWithoutBackoff => "retry-without-backoff",
+            Self::TooManyAttempts => "too-many-attempts",
             Self::ConcurrencyRetryLoop => "concurrency-retry-loop",
             Self::RepeatFinalError => "repeat-final-error",
             Self::UnsafeRepeat => "unsafe-repeat",
             Self::ReadAfterFinal => "read-after-final",
             Self::PollRate => "poll-rate",
+            Self::PollRateLimited => "poll-rate-limited",
             Self::ReceiverFailed => "receiver-failed",
             Self::ReceiverSlow => "receiver-slow",
             Self::ReceiverAcceptsBadSignature => "receiver-accepts-bad-signature",
@@ -92,15 +97,17 @@ impl Rule {
             Self::CreateWithoutKey => "Generations, POST /v1/generations, headers and rule 7",
             Self::RetryBeforeRetryAfter => "Limits, rule 3; Errors, codes, RATE_LIMIT_ERROR",
             Self::RetryWithoutBackoff => "Errors, Client handling 2; Limits, rule 5",
+            Self::TooManyAttempts => "Limits, rule 5 (stop after 5 attempts)",
             Self::ConcurrencyRetryLoop => {
                 "Generations, POST /v1/generations, rule 5; Limits, rule 4"
             }
             Self::RepeatFinalError => "Errors, Client handling 3 and 4; Errors, HTTP statuses",
             Self::UnsafeRepeat => {
-                "Generations, POST /v1/generations, rule 7; Errors, Client handling"
+                "Errors, HTTP statuses (500, 502, 503) and Client handling; Endpoints: only POST /v1/generations takes an Idempotency-Key"
             }
             Self::ReadAfterFinal => "States and transitions, Generation",
             Self::PollRate => "Limits, general request rate and rule 1",
+            Self::PollRateLimited => "Limits, general request rate, rules 1 and 3",
             Self::ReceiverFailed => "Events, Delivery and retries, rule 1",
             Self::ReceiverSlow => "Events, Signature, rule 4",
             Self::ReceiverAcceptsBadSignature => "Events, Signature, rules 1 and 2",
@@ -120,10 +127,13 @@ impl Rule {
                 "wait the seconds of retry-after before any request in the limit's scope"
             }
             Self::RetryWithoutBackoff => {
-                "retry with exponential delay and jitter (1, 2, 4, 8 s) and stop after 5 attempts"
+                "retry with exponential delay and jitter: waits drawn up to 1, 2, 4, 8 s, or longer"
+            }
+            Self::TooManyAttempts => {
+                "stop after 5 attempts of one request and report the failure with its requestId"
             }
             Self::ConcurrencyRetryLoop => {
-                "after the 429 of 5 active tasks, create again only once one of them has ended"
+                "after the 429 of 5 active tasks, create again once one of them has ended, or back off between tries"
             }
             Self::RepeatFinalError => {
                 "change the request (fix the parameters, choose another model, top up) before sending it again"
@@ -134,6 +144,9 @@ impl Rule {
             Self::ReadAfterFinal => "stop reading a generation once it is SUCCEEDED or FAILED",
             Self::PollRate => {
                 "poll each active generation at most once every n seconds for n active tasks, or use webhooks"
+            }
+            Self::PollRateLimited => {
+                "poll each active generation at most once every n seconds for n active tasks, or use webhooks, so that the other calls of the address keep their share of 60 a minute"
             }
             Self::ReceiverFailed => {
                 "answer a correctly signed delivery 2xx within 10 seconds (410 to unsubscribe)"
@@ -155,5 +168,85 @@ impl Rule {
 impl Serialize for Rule {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.id())
+    }
+}
+
+/// The findings that fail a run beside every violation: advice rules an
+/// integrator chose (`GET /_mock/verdict?strict=poll-rate,read-after-final`,
+/// pytest's `mediagen_mock_verdict = strict:poll-rate`, `judge --strict=…`).
+///
+/// ```
+/// use mediagen_mock_server::Strict;
+///
+/// let strict = Strict::parse("poll-rate, read-after-final").unwrap();
+/// assert!(strict.chooses("poll-rate"));
+/// assert!(!strict.chooses("create-without-key"));
+/// assert!(Strict::parse("pol-rate").unwrap_err().to_string().contains("poll-rate"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Strict {
+    chosen: Vec<Rule>,
+}
+
+/// A rule id that no rule has, in a [`Strict`] list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no verdict rule is named {id:?}; the rules are: {}", known_ids().collect::<Vec<_>>().join(", "))]
+pub struct UnknownRule {
+    /// The id as given.
+    pub id: String,
+}
+
+/// Old ids that still choose a rule, for one release: more than 5 attempts
+/// was reported as `retry-without-backoff` until `too-many-attempts` was its own.
+const ALIASES: [(&str, Rule); 1] = [("retry-without-backoff", Rule::TooManyAttempts)];
+
+/// Every rule id, in the order the documentation lists them.
+pub fn known_ids() -> impl Iterator<Item = &'static str> {
+    Rule::ALL.iter().map(|rule| rule.id())
+}
+
+impl Strict {
+    /// Violations only: what `strict` alone means.
+    pub fn violations() -> Self {
+        Self::default()
+    }
+
+    /// Violations and the rules listed, by id, separated by commas (spaces
+    /// around them are ignored, an empty list chooses none).
+    pub fn parse(list: &str) -> Result<Self, UnknownRule> {
+        Self::of(list.split(',').map(str::trim).filter(|id| !id.is_empty()))
+    }
+
+    /// Violations and the rules named.
+    pub fn of<'a>(ids: impl IntoIterator<Item = &'a str>) -> Result<Self, UnknownRule> {
+        let mut chosen = Vec::new();
+        for id in ids {
+            let rules = Rule::ALL
+                .iter()
+                .copied()
+                .filter(|rule| rule.id() == id)
+                .chain(
+                    ALIASES
+                        .iter()
+                        .filter(|(old, _)| *old == id)
+                        .map(|(_, r)| *r),
+                )
+                .collect::<Vec<_>>();
+            if rules.is_empty() {
+                return Err(UnknownRule { id: id.to_owned() });
+            }
+            chosen.extend(rules);
+        }
+        Ok(Self { chosen })
+    }
+
+    /// Whether a finding of the rule `id` fails the run.
+    pub fn chooses(&self, id: &str) -> bool {
+        self.chosen.iter().any(|rule| rule.id() == id)
+    }
+
+    /// Whether a finding fails the run: a violation, or a chosen rule's.
+    pub(crate) fn fails(&self, rule: &str, severity: Severity) -> bool {
+        severity == Severity::Violation || self.chooses(rule)
     }
 }

@@ -82,7 +82,7 @@ fn named(requests: Vec<Seen<'static>>, store: &Store) -> Vec<String> {
         judge.request(&seen, store);
     }
     judge
-        .verdict()
+        .verdict(&Strict::violations())
         .findings
         .into_iter()
         .map(|f| f.rule)
@@ -94,7 +94,7 @@ fn violations(requests: Vec<Seen<'static>>, store: &Store) -> Vec<String> {
     for seen in requests {
         judge.request(&seen, store);
     }
-    let verdict = judge.verdict();
+    let verdict = judge.verdict(&Strict::violations());
     assert_eq!(
         verdict.clean,
         verdict
@@ -192,7 +192,7 @@ fn a_create_without_a_key_is_advice_and_keeps_the_verdict_clean() {
     let store = Store::default();
     let mut judge = Judge::new(None);
     judge.request(&create(1, None, 0.0), &store);
-    let verdict = judge.verdict();
+    let verdict = judge.verdict(&Strict::violations());
     assert!(verdict.clean);
     assert_eq!(verdict.findings[0].rule, "create-without-key");
     assert_eq!(verdict.findings[0].severity, Severity::Advice);
@@ -258,6 +258,7 @@ fn retries_at_a_fixed_pace_are_named() {
             failing(2, 0.5),
             failing(3, 1.0),
             failing(4, 1.5),
+            failing(5, 2.0),
         ],
         &store,
     );
@@ -274,12 +275,11 @@ fn a_sixth_attempt_is_named_even_with_growing_delays() {
             .collect(),
         &store,
     );
-    assert_eq!(found, ["retry-without-backoff"]);
+    assert_eq!(found, ["too-many-attempts"]);
 }
 
-#[test]
-fn growing_delays_with_jitter_are_fine() {
-    let store = Store::default();
+/// A request answered 503 at `sent`, of a client whose waits are `waits`.
+fn chain(waits: &[f64]) -> Vec<Seen<'static>> {
     let failing = |n, at| {
         answered(
             request(n, "GET", "/v1/account", at),
@@ -287,15 +287,114 @@ fn growing_delays_with_jitter_are_fine() {
             "SERVICE_UNAVAILABLE",
         )
     };
-    // Equal jitter at its worst: the first delay at its cap, the next ones at half theirs.
     let mut at = 0.0;
     let mut requests = vec![failing(0, at)];
-    for (n, delay) in [1.0, 1.0, 2.0, 4.0].into_iter().enumerate() {
-        at += delay + 0.001;
+    for (n, wait) in waits.iter().enumerate() {
+        // Each wait starts when the answer went out, 1 ms after it came.
+        at += 0.001 + wait;
         requests.push(failing(n as u32 + 1, at));
     }
-    let found = named(requests, &store);
+    requests
+}
+
+#[test]
+fn growing_delays_with_jitter_are_fine() {
+    let store = Store::default();
+    // Equal jitter at its worst: the first delay at its cap, the next ones at half theirs.
+    let found = named(chain(&[1.0, 1.0, 2.0, 4.0]), &store);
     assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn draws_of_full_and_decorrelated_jitter_that_do_not_grow_are_fine() {
+    let store = Store::default();
+    // Draws a "delays that grow" rule named: each under the bound that grows.
+    for waits in [
+        [0.80, 0.90, 1.10, 0.5],
+        [2.6, 1.2, 3.4, 1.9],
+        [0.4, 0.3, 0.2, 5.0],
+    ] {
+        let found = named(chain(&waits), &store);
+        assert!(found.is_empty(), "{waits:?}: {found:?}");
+    }
+}
+
+#[test]
+fn a_slow_fixed_wait_backs_off_more_than_the_schedule_and_is_fine() {
+    let store = Store::default();
+    let found = named(chain(&[10.0, 10.0, 10.0, 10.0]), &store);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn no_wait_or_a_short_fixed_wait_is_named_with_what_the_schedule_waits() {
+    let store = Store::default();
+    for waits in [
+        &[0.0, 0.0, 0.0][..],
+        &[0.2, 0.2, 0.2, 0.2],
+        &[1.0, 1.0, 1.0, 1.0],
+    ] {
+        let mut judge = Judge::new(None);
+        for seen in chain(waits) {
+            judge.request(&seen, &store);
+        }
+        let verdict = judge.verdict(&Strict::violations());
+        assert_eq!(verdict.findings.len(), 1, "{waits:?}: {verdict}");
+        let finding = &verdict.findings[0];
+        assert_eq!(finding.rule, "retry-without-backoff");
+        assert!(finding.message.contains("schedule"), "{}", finding.message);
+    }
+    // Fixed at 1.5 s: the schedule's pace shows by the fourth wait.
+    assert_eq!(
+        violations(chain(&[1.5, 1.5, 1.5, 1.5]), &store),
+        ["retry-without-backoff"]
+    );
+}
+
+/// Chains of waits drawn by a seeded generator: the number of them judged
+/// not to back off.
+fn accused(runs: u64, draw: impl Fn(&mut rand::rngs::StdRng, usize, f64) -> f64) -> u64 {
+    use rand::SeedableRng;
+    let store = Store::default();
+    (0..runs)
+        .filter(|&seed| {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut waits = Vec::new();
+            let mut last = 1.0;
+            for attempt in 0..4 {
+                last = draw(&mut rng, attempt, last);
+                waits.push(last);
+            }
+            !named(chain(&waits), &store).is_empty()
+        })
+        .count() as u64
+}
+
+/// The jitter strategies the document's schedule allows are never accused
+/// in many seeded chains; `MEDIAGEN_VERDICT_RUNS` sets how many.
+#[test]
+fn jitter_strategies_are_not_accused_in_many_seeded_chains() {
+    use rand::Rng;
+    let runs = std::env::var("MEDIAGEN_VERDICT_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    let full = accused(runs, |rng, attempt, _| {
+        rng.random_range(0.0..f64::from(1u32 << attempt))
+    });
+    let decorrelated = accused(runs, |rng, _, last: f64| {
+        rng.random_range(1.0..(3.0 * last).max(1.0 + f64::EPSILON))
+            .min(60.0)
+    });
+    let equal = accused(runs, |rng, attempt, _| {
+        let cap = f64::from(1u32 << attempt);
+        cap / 2.0 + rng.random_range(0.0..cap / 2.0)
+    });
+    assert_eq!(
+        (full, decorrelated, equal),
+        (0, 0, 0),
+        "accused of {runs} chains each"
+    );
 }
 
 #[test]
@@ -311,14 +410,33 @@ fn retries_that_wait_out_each_retry_after_are_fine_at_a_fixed_pace() {
 }
 
 #[test]
-fn a_create_again_before_any_active_task_ended_is_named() {
+fn a_create_tried_again_in_a_loop_before_any_active_task_ended_is_named() {
     let store = Store {
         active: vec![Uuid::from_u128(1)],
         ..Store::default()
     };
-    let full = answered(create(1, Some("k1"), 0.0), 429, "RATE_LIMIT_ERROR");
-    let found = violations(vec![full, create(2, Some("k1"), 0.1)], &store);
-    assert_eq!(found, ["concurrency-retry-loop"]);
+    let full = |n, at| answered(create(n, Some("k1"), at), 429, "RATE_LIMIT_ERROR");
+    let looping = (0..5).map(|n| full(n, f64::from(n) * 0.05)).collect();
+    assert_eq!(violations(looping, &store), ["concurrency-retry-loop"]);
+}
+
+#[test]
+fn one_early_try_after_a_concurrency_429_then_waits_that_back_off_are_fine() {
+    let store = Store {
+        active: vec![Uuid::from_u128(1)],
+        ..Store::default()
+    };
+    let full = |n, at| answered(create(n, Some("k1"), at), 429, "RATE_LIMIT_ERROR");
+    // Full jitter's first draw 0.40 s, then 1.3, 2.5 and 4 s.
+    let early = vec![
+        full(1, 0.0),
+        full(2, 0.40),
+        full(3, 1.70),
+        full(4, 4.20),
+        full(5, 8.20),
+    ];
+    let found = named(early, &store);
+    assert!(found.is_empty(), "{found:?}");
 }
 
 #[test]
@@ -331,8 +449,8 @@ fn creates_again_with_growing_waits_while_foreign_tasks_hold_the_slots_are_fine(
     // Waits of 1, 1.5 and 2.25 s, as the SDK's batch takes them.
     let backing_off = vec![full(1, 0.0), full(2, 1.01), full(3, 2.52), full(4, 4.78)];
     assert!(named(backing_off, &store).is_empty());
-    // A fixed pace of 2 s is a loop.
-    let fixed = vec![full(1, 0.0), full(2, 2.01), full(3, 4.02)];
+    // A fixed pace of half a second is a loop.
+    let fixed = (0..5).map(|n| full(n, f64::from(n) * 0.5)).collect();
     assert_eq!(violations(fixed, &store), ["concurrency-retry-loop"]);
 }
 
@@ -370,7 +488,7 @@ fn a_create_again_once_a_task_ended_is_fine() {
     );
     store.ended.borrow_mut().push(Uuid::from_u128(1));
     judge.request(&create(2, Some("k1"), 5.0), &store);
-    assert!(judge.verdict().findings.is_empty());
+    assert!(judge.verdict(&Strict::violations()).findings.is_empty());
 }
 
 #[test]
@@ -404,7 +522,7 @@ fn a_create_again_after_a_402_and_a_top_up_is_fine() {
     );
     *store.available.borrow_mut() = 100_000;
     judge.request(&create(2, Some("k2"), 60.0), &store);
-    assert!(judge.verdict().findings.is_empty());
+    assert!(judge.verdict(&Strict::violations()).findings.is_empty());
 }
 
 #[test]
@@ -426,6 +544,38 @@ fn a_top_up_sent_again_after_a_500_is_named_and_a_read_again_is_fine() {
                 "INTERNAL_ERROR",
             ),
             request(6, "POST", "/v1/generations/estimate", 5.0),
+        ],
+        &store,
+    );
+    assert_eq!(found, ["unsafe-repeat"]);
+}
+
+#[test]
+fn an_unsafe_request_sent_again_after_a_read_of_its_area_is_fine() {
+    let store = Store::default();
+    let body = |n| Seen {
+        status: Some(503),
+        code: Some("SERVICE_UNAVAILABLE"),
+        ..request(n, "POST", "/v1/webhook-endpoints", f64::from(n))
+    };
+    let found = named(
+        vec![
+            body(1),
+            request(2, "GET", "/v1/webhook-endpoints", 2.0),
+            Seen {
+                status: Some(201),
+                ..request(3, "POST", "/v1/webhook-endpoints", 3.0)
+            },
+        ],
+        &store,
+    );
+    assert!(found.is_empty(), "{found:?}");
+    // A read of another area checks nothing.
+    let found = violations(
+        vec![
+            body(1),
+            request(2, "GET", "/v1/account", 2.0),
+            request(3, "POST", "/v1/webhook-endpoints", 3.0),
         ],
         &store,
     );
@@ -478,10 +628,96 @@ fn polling_faster_than_the_general_limit_allows_is_advice_and_once_a_second_is_f
     assert_eq!(requests::poll_allowance(5), 12);
 }
 
+#[test]
+fn polling_at_exactly_the_share_is_fine_with_a_ticker_s_jitter_and_with_several_tasks() {
+    let store = Store::default();
+    let id = Uuid::from_u128(3);
+    // 61 reads in 59.998 s: a ticker at 1 Hz whose first read came late.
+    let ticker: Vec<Seen> = (0..61)
+        .map(|n| read(n, id, f64::from(n) + if n == 0 { 0.002 } else { 0.0 }, None))
+        .collect();
+    assert!(named(ticker, &store).is_empty());
+    // Jitter of ±0.3 s around each second.
+    let jittered: Vec<Seen> = (0..120)
+        .map(|n| read(n, id, f64::from(n) + 0.3 * (f64::from(n) * 1.7).sin(), None))
+        .collect();
+    assert!(named(jittered, &store).is_empty());
+    // Two tasks, each read every 2 s.
+    let other = Uuid::from_u128(4);
+    let two: Vec<Seen> = (0..61)
+        .flat_map(|n| {
+            let at = f64::from(n) * 2.0;
+            [
+                read(2 * n, id, at, None),
+                read(2 * n + 1, other, at + 1.0, None),
+            ]
+        })
+        .map(|seen| Seen { active: 2, ..seen })
+        .collect();
+    assert!(named(two, &store).is_empty());
+}
+
+#[test]
+fn polling_that_runs_into_the_general_limit_is_a_violation_counted_per_429() {
+    let store = Store::default();
+    let id = Uuid::from_u128(3);
+    // 10 reads a second; the limit refuses the 60th request of the window.
+    let mut requests: Vec<Seen> = (0..59)
+        .map(|n| read(n, id, f64::from(n) * 0.1, None))
+        .collect();
+    for n in 59..62 {
+        requests.push(windowed(
+            request(
+                n,
+                "GET",
+                kept(format!("/v1/generations/{id}")),
+                5.9 + f64::from(n - 59) * 54.0 / 3.0,
+            ),
+            54,
+        ));
+    }
+    let mut judge = Judge::new(None);
+    for seen in requests {
+        judge.request(&seen, &store);
+    }
+    let verdict = judge.verdict(&Strict::violations());
+    let rules: Vec<&str> = verdict.findings.iter().map(|f| f.rule.as_str()).collect();
+    assert!(rules.contains(&"poll-rate"), "{verdict}");
+    let limited = verdict
+        .findings
+        .iter()
+        .find(|f| f.rule == "poll-rate-limited")
+        .expect("poll-rate-limited");
+    assert!(limited.fails && !verdict.clean);
+    assert_eq!(limited.count, 3, "one for each 429 within the window");
+}
+
+#[test]
+fn strict_on_chosen_advice_fails_the_verdict_and_marks_the_finding() {
+    let store = Store::default();
+    let mut judge = Judge::new(None);
+    judge.request(&create(1, None, 0.0), &store);
+    let lenient = judge.verdict(&Strict::violations());
+    assert!(lenient.clean && !lenient.findings[0].fails);
+    let strict = judge.verdict(&Strict::parse("create-without-key").expect("a rule"));
+    assert!(!strict.clean && strict.findings[0].fails);
+    let unknown = Strict::parse("poll-rate,no-such-rule").expect_err("unknown");
+    assert_eq!(unknown.id, "no-such-rule");
+    // The old id of more than 5 attempts chooses the rule it became.
+    assert!(
+        Strict::parse("retry-without-backoff")
+            .expect("an alias")
+            .chooses("too-many-attempts")
+    );
+}
+
 fn delivery(status: Option<u16>, duration_ms: u64, probe: Option<Probe>) -> DeliverySeen {
     DeliverySeen {
         message_id: Uuid::from_u128(9).to_string(),
-        endpoint_id: "we_1".into(),
+        endpoint: Endpoint {
+            id: "we_1".into(),
+            url: "https://receiver.example/hooks".into(),
+        },
         at: Utc::now(),
         status,
         timed_out: status.is_none(),
@@ -496,7 +732,7 @@ fn judged_deliveries(deliveries: &[DeliverySeen]) -> Vec<String> {
         judge.delivery(seen);
     }
     judge
-        .verdict()
+        .verdict(&Strict::violations())
         .findings
         .into_iter()
         .map(|f| f.rule)
@@ -558,13 +794,13 @@ fn a_finding_made_again_is_counted_with_its_first_requests() {
     for n in 0..15 {
         judge.request(&create(n, None, f64::from(n) * 10.0), &store);
     }
-    let verdict = judge.verdict();
+    let verdict = judge.verdict(&Strict::violations());
     assert_eq!(verdict.findings.len(), 1);
     assert_eq!(verdict.findings[0].count, 15);
     assert_eq!(verdict.findings[0].request_ids.len(), 10);
     assert_eq!(verdict.checked.requests, 15);
     judge.reset();
-    assert_eq!(judge.verdict().checked.requests, 0);
+    assert_eq!(judge.verdict(&Strict::violations()).checked.requests, 0);
 }
 
 #[test]

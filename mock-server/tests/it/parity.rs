@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use mediagen_mock_server::{
     ControlError, CreateUser, Fault, ForcedOutcome, MockServer, ModelState, OutcomeKind, Scope,
-    SettingsUpdate, World, WorldSettings,
+    SettingsUpdate, Strict, World, WorldSettings,
 };
 use reqwest::Method;
 use serde::Serialize;
@@ -58,9 +58,8 @@ const PAGES: [&str; 2] = ["checkout_topup", "get_ui"];
 /// Operations with no input to get wrong: their invalid case is the HTTP
 /// face's alone (a body where none is taken changes nothing; the guard of the
 /// admin token is the transport's, checked in `control.rs`).
-const WITHOUT_INPUT: [&str; 14] = [
+const WITHOUT_INPUT: [&str; 13] = [
     "get_clock",
-    "get_verdict",
     "reset_verdict",
     "get_settings",
     "list_requests",
@@ -386,7 +385,20 @@ impl Faces {
             "get_verdict" => {
                 let call = get("/_mock/verdict");
                 self.check(operation, |w| ok(w.get_verdict()), call).await;
-                false
+                let strict = Strict::parse("poll-rate,read-after-final").expect("known rules");
+                let call = get("/_mock/verdict?strict=poll-rate,read-after-final");
+                self.check(operation, |w| ok(w.get_verdict_strict(&strict)), call)
+                    .await;
+                self.refuse(
+                    operation,
+                    |_| {
+                        Err(Strict::parse("poll-rate,no-such-rule")
+                            .expect_err("unknown")
+                            .into())
+                    },
+                    get("/_mock/verdict?strict=poll-rate,no-such-rule"),
+                )
+                .await
             }
             "reset_verdict" => {
                 let call = delete("/_mock/verdict");

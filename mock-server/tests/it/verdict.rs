@@ -125,8 +125,8 @@ async fn retry_before_retry_after_names_a_client_that_hammers_through_a_429() {
 #[tokio::test]
 async fn retry_without_backoff_names_retries_at_no_growing_delay() {
     let app = App::start().await;
-    unavailable(&app, "GET", "/v1/account", 4);
-    for _ in 0..4 {
+    unavailable(&app, "GET", "/v1/account", 5);
+    for _ in 0..5 {
         assert_eq!(app.get("/v1/account").await.status, 503);
     }
     names(&app, "retry-without-backoff");
@@ -154,9 +154,38 @@ async fn concurrency_retry_loop_names_a_create_again_before_any_task_ended() {
             202
         );
     }
-    assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
-    assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
+    // The same create again and again, at once: a loop, not one early try.
+    for _ in 0..4 {
+        assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
+    }
     names(&app, "concurrency-retry-loop");
+}
+
+#[tokio::test]
+async fn one_early_try_after_a_concurrency_429_and_then_backing_off_is_clean() {
+    let app = App::start().await;
+    for n in 0..5 {
+        assert_eq!(
+            create_keyed(&app, &format!("key-{n}"), "a lighthouse").await,
+            202
+        );
+    }
+    assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
+    // Full jitter's draws: 0.40 s first, then 1.3, 2.5 and 4 s.
+    for wait in [0.4, 1.3, 2.5, 4.0] {
+        app.mock.advance_clock(wait).unwrap();
+        if create_keyed(&app, "key-5", "a sixth").await == 202 {
+            break;
+        }
+    }
+    let verdict = app.mock.get_verdict();
+    assert!(
+        !verdict
+            .findings
+            .iter()
+            .any(|f| f.rule == "concurrency-retry-loop"),
+        "{verdict}"
+    );
 }
 
 #[tokio::test]

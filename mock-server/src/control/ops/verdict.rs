@@ -1,15 +1,32 @@
 //! `get_verdict`, `reset_verdict` and `probe_webhooks`: the verdict on a
 //! world's client and the probes of its webhook receiver.
 
+use crate::contract::FieldError;
 use crate::delivery::probe::{self, ProbeReport};
 use crate::error::ControlError;
 use crate::events::EventKind;
 use crate::state::AppState;
-use crate::verdict::Verdict;
+use crate::verdict::{Strict, UnknownRule, Verdict, known_ids};
 
-/// The verdict on the world's client so far.
-pub(crate) fn get_verdict(state: &AppState) -> Verdict {
-    state.ledger().judge.verdict()
+/// A rule id no rule has, in a `strict` list: 400, with the known ids.
+impl From<UnknownRule> for ControlError {
+    fn from(unknown: UnknownRule) -> Self {
+        Self::Invalid {
+            message: unknown.to_string(),
+            fields: vec![FieldError::new(
+                "/query/strict",
+                "enum",
+                unknown.to_string(),
+                serde_json::json!({ "allowedValues": known_ids().collect::<Vec<_>>() }),
+            )],
+        }
+    }
+}
+
+/// The verdict on the world's client so far, failing on violations and the
+/// rules `strict` chooses.
+pub(crate) fn get_verdict(state: &AppState, strict: &Strict) -> Verdict {
+    state.ledger().judge.verdict(strict)
 }
 
 /// Starts the verdict over, and tells the journal's readers.
