@@ -519,3 +519,68 @@ async fn a_fresh_world_has_a_clean_empty_verdict() {
         json!({"clean": true, "findings": [], "checked": {"requests": 0, "deliveries": 0}})
     );
 }
+
+/// Reads one active generation every `every` seconds of the clock, `reads`
+/// times, waiting out each 429's `retry-after` as the document asks.
+async fn poll(app: &App, every: f64, reads: u32) -> u32 {
+    let created = app
+        .create_with_key(
+            &app.key,
+            "polled",
+            image_request("a slow one mock:delay=3600"),
+        )
+        .await;
+    assert_eq!(created.status, 202, "{}", created.body);
+    let path = format!(
+        "/v1/generations/{}",
+        created.body["id"].as_str().expect("id")
+    );
+    let mut refused = 0;
+    for _ in 0..reads {
+        let reply = app.get(&path).await;
+        if reply.status == 429 {
+            refused += 1;
+            let wait: f64 = reply
+                .header("retry-after")
+                .and_then(|v| v.parse().ok())
+                .expect("a windowed 429 says how long to wait");
+            app.mock.advance_clock(wait).unwrap();
+        } else {
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            app.mock.advance_clock(every).unwrap();
+        }
+    }
+    refused
+}
+
+#[tokio::test]
+async fn poll_rate_limited_names_polling_that_uses_up_the_general_limit() {
+    let app = App::start().await;
+    let refused = poll(&app, 0.1, 130).await;
+    assert!(refused >= 2, "the general limit refused {refused} reads");
+    names(&app, "poll-rate-limited");
+    let verdict = app.mock.verdict();
+    let limited = verdict
+        .findings
+        .iter()
+        .find(|f| f.rule == "poll-rate-limited")
+        .expect("named");
+    assert_eq!(
+        limited.count,
+        u64::from(refused),
+        "one for each 429: {verdict}"
+    );
+    assert!(rules(&verdict).contains(&"poll-rate"), "{verdict}");
+}
+
+#[tokio::test]
+async fn polling_once_a_second_under_the_default_limits_is_clean_of_poll_findings() {
+    let app = App::start().await;
+    poll(&app, 1.0, 150).await;
+    let verdict = app.mock.verdict();
+    assert!(
+        !rules(&verdict).iter().any(|r| r.starts_with("poll-rate")),
+        "{verdict}"
+    );
+    app.mock.assert_clean();
+}
