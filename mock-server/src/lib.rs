@@ -20,6 +20,7 @@ mod domain;
 mod error;
 mod events;
 mod extract;
+pub mod judge;
 mod refusal;
 mod render;
 mod routes;

@@ -12,6 +12,7 @@ use clap::Args;
 const CONFIG_ENV: &str = "MEDIAGEN_MOCK_CONFIG";
 
 #[derive(Debug, Args)]
+#[cfg_attr(feature = "mock", command(args_conflicts_with_subcommands = true))]
 pub struct MockArgs {
     /// Port on 127.0.0.1 (0 picks a free one); --listen chooses the address too
     #[cfg(feature = "mock")]
@@ -26,6 +27,9 @@ pub struct MockArgs {
     #[cfg(feature = "mock")]
     #[command(flatten)]
     pub options: mediagen_mock_server::config::Options,
+    #[cfg(feature = "mock")]
+    #[command(subcommand)]
+    pub command: Option<MockCommand>,
     /// Options of a mock this build does not have: taken so that the answer is where
     /// to get the mock, not an unknown flag.
     #[cfg(not(feature = "mock"))]
@@ -33,21 +37,69 @@ pub struct MockArgs {
     pub ignored: Vec<String>,
 }
 
+/// `mediagen mock judge`: the same command as `mediagen-mock judge`.
+#[cfg(feature = "mock")]
+#[derive(Debug, clap::Subcommand)]
+pub enum MockCommand {
+    // Without a doc comment here: the help is the mock library's `JudgeArgs`'s.
+    Judge(Box<JudgeCommand>),
+}
+
+// The options of `mediagen mock` that set up the judge's mock, then the judge's
+// own, whose doc comment is the help (a doc comment here would take its place).
+#[cfg(feature = "mock")]
+#[derive(Debug, Args)]
+#[command(mut_args = judge_help)]
+pub struct JudgeCommand {
+    /// A TOML file of options (see the mock server's config.default.toml)
+    // The global `--config`'s id, as in `mock` itself.
+    #[arg(long = "config", alias = "mock-config", env = CONFIG_ENV, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub options: mediagen_mock_server::config::Options,
+    #[command(flatten)]
+    pub judge: mediagen_mock_server::judge::JudgeArgs,
+}
+
+/// The help of `mediagen-mock judge`, but for `--json`, which is mediagen's
+/// global option (JSON on stdout) here: the verdict's file is `--verdict-json`,
+/// a name `mediagen-mock judge` takes too.
+#[cfg(feature = "mock")]
+fn judge_help(arg: clap::Arg) -> clap::Arg {
+    let arg = mediagen_mock_server::judge::serving_help(arg);
+    if arg.get_id() == "verdict_json" {
+        arg.alias(None::<&str>).long("verdict-json")
+    } else {
+        arg
+    }
+}
+
 #[cfg(feature = "mock")]
 impl MockArgs {
-    /// Drops a config file that came from `MEDIAGEN_CONFIG`. Sharing an id with the
-    /// global `--config`, this option also receives the global's value, and
-    /// mediagen's own file is no config of the mock's. Typed on the command line it
-    /// is the mock's, wherever it stands; from the environment only
-    /// `MEDIAGEN_MOCK_CONFIG` is.
+    /// Drops a config file that came from `MEDIAGEN_CONFIG`, here and in `judge`.
+    /// Sharing an id with the global `--config`, this option also receives the
+    /// global's value, and mediagen's own file is no config of the mock's. Typed
+    /// on the command line it is the mock's, wherever it stands; from the
+    /// environment only `MEDIAGEN_MOCK_CONFIG` is.
     pub fn keep_own_config(&mut self, matches: &clap::ArgMatches) {
-        let from_environment =
-            matches.value_source("config") == Some(clap::parser::ValueSource::EnvVariable);
-        let own = std::env::var_os(CONFIG_ENV).is_some_and(|value| !value.is_empty());
-        if from_environment && !own {
+        if !own_config(matches) {
             self.config = None;
         }
+        if let (Some(MockCommand::Judge(judge)), Some(matches)) =
+            (&mut self.command, matches.subcommand_matches("judge"))
+            && !own_config(matches)
+        {
+            judge.config = None;
+        }
     }
+}
+
+/// Whether the `--config` of `matches` is the mock's own (or absent).
+#[cfg(feature = "mock")]
+fn own_config(matches: &clap::ArgMatches) -> bool {
+    let from_environment =
+        matches.value_source("config") == Some(clap::parser::ValueSource::EnvVariable);
+    !from_environment || std::env::var_os(CONFIG_ENV).is_some_and(|value| !value.is_empty())
 }
 
 #[cfg(all(test, feature = "mock"))]

@@ -46,6 +46,9 @@ impl Embedded {
 #[cfg(feature = "mock")]
 pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     use crate::error::{Exit, Failure};
+    if let Some(crate::cli::mock::MockCommand::Judge(judge)) = args.command {
+        return self::judge(*judge).await;
+    }
     let mut options = args.options;
     if let Some(port) = args.port {
         options.listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
@@ -53,6 +56,21 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     let config = mediagen_mock_server::Config::load(args.config.as_deref(), options)
         .map_err(|err| Failure::new(Exit::Usage, "CONFIG_ERROR", format!("{err:#}")))?;
     mediagen_mock_server::serve(config).await
+}
+
+/// `mediagen mock judge`: `mediagen-mock judge` inside mediagen. It exits with
+/// the judge's code (the command's own, 1 for the verdict, 125 to 127 for the
+/// judge; its `--help` lists them), not one of mediagen's, and has told on
+/// stderr whatever went wrong.
+#[cfg(feature = "mock")]
+async fn judge(args: crate::cli::mock::JudgeCommand) -> anyhow::Result<()> {
+    let code =
+        mediagen_mock_server::judge::run(args.judge, args.config.as_deref(), args.options).await;
+    if code == 0 {
+        return Ok(());
+    }
+    std::io::Write::flush(&mut std::io::stdout()).ok();
+    std::process::exit(i32::from(code));
 }
 
 /// Refuses: this build has no mock.

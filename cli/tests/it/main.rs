@@ -13,6 +13,7 @@ mod exit_codes;
 mod generate;
 mod golden;
 mod jsonl;
+mod judge;
 mod newcomer;
 mod profiles;
 mod promises;

@@ -21,6 +21,7 @@ mod files;
 mod fuzz;
 mod generations;
 mod injected;
+mod judge;
 mod lifecycle;
 mod meta;
 mod modes;
