@@ -184,6 +184,13 @@ impl Clock {
             + self.inner.advanced_us.load(Ordering::Relaxed) as f64 / 1e6
     }
 
+    /// Real seconds since the clock was made: what orders two events at the
+    /// edge whatever a manual clock did between them (an answer held back a
+    /// second leaves a second later, however far the clock moves meanwhile).
+    pub fn real_seconds(&self) -> f64 {
+        self.inner.born.elapsed().as_secs_f64()
+    }
+
     /// The time on this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match &self.inner.mode {

@@ -204,6 +204,9 @@ pub(crate) struct Edge {
     /// Edge seconds when it arrived, and when its answer went out.
     pub sent: f64,
     pub answered: f64,
+    /// The same in real seconds.
+    pub real_sent: f64,
+    pub real_answered: f64,
     pub digest: u64,
     pub cut: Cut,
     pub retry_after: Option<u64>,
@@ -268,6 +271,8 @@ pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
                 at: entry.at,
                 sent: edge.sent,
                 answered: edge.answered,
+                real_sent: edge.real_sent,
+                real_answered: edge.real_answered,
                 method: &entry.method,
                 path: &entry.path,
                 ip: &entry.ip,

@@ -188,6 +188,7 @@ async fn service_middleware(
         .is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
     let judging = state.config().verdict;
     let sent = state.clock().edge_seconds();
+    let real_sent = state.clock().real_seconds();
     let digest = judging.then(|| judged::digest(&mut request));
     let body_limit = state.config().body_limit_bytes;
 
@@ -243,7 +244,9 @@ async fn service_middleware(
                 judged::drain(request, body_limit).await;
                 Some(judged::Edge {
                     sent,
+                    real_sent,
                     answered: state.clock().edge_seconds(),
+                    real_answered: state.clock().real_seconds(),
                     digest: digest.value(),
                     cut: Cut::Dropped,
                     ..judged::Edge::default()
@@ -302,13 +305,15 @@ async fn service_middleware(
         let injected = matches!(effect, Some(Effect::Error(_)));
         let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
             .then_some(decision.decided_by);
+        let held = match effect {
+            Some(Effect::Delay { seconds }) => seconds,
+            _ => 0.0,
+        };
         judged::Edge {
             sent,
-            answered: state.clock().edge_seconds()
-                + match effect {
-                    Some(Effect::Delay { seconds }) => seconds,
-                    _ => 0.0,
-                },
+            real_sent,
+            answered: state.clock().edge_seconds() + held,
+            real_answered: state.clock().real_seconds() + held,
             digest: digest.value(),
             cut: match effect {
                 Some(Effect::DropAfter) => Cut::DroppedAfter,

@@ -76,6 +76,11 @@ pub(crate) struct Seen<'a> {
     /// Edge seconds when its answer went out (later than `sent` under a
     /// delaying fault).
     pub answered: f64,
+    /// Real seconds when it arrived and when its answer went out: whether a
+    /// repeat came while the answer was held back is told in these, since a
+    /// client's wait on a manual clock moves the edge but not the answer.
+    pub real_sent: f64,
+    pub real_answered: f64,
     pub method: &'a str,
     pub path: &'a str,
     pub ip: &'a str,
@@ -166,6 +171,7 @@ struct Last {
     key: Option<String>,
     sent: f64,
     answered: f64,
+    real_answered: f64,
     status: Option<u16>,
     code: Option<String>,
     retry_after: Option<u64>,
@@ -190,12 +196,12 @@ struct Chain {
 
 impl Last {
     /// How the client cannot know whether it acted: `None` when it can.
-    fn unknown_outcome(&self, resent_at: f64) -> Option<String> {
-        if resent_at < self.answered {
+    fn unknown_outcome(&self, resent: &Seen<'_>) -> Option<String> {
+        if resent.real_sent < self.real_answered {
             // Sent again while the first hung: after a time-out, unless the
             // two were sent together (two creates of one prompt, each with
             // its own key, are two generations).
-            return (resent_at - self.sent >= GRACE).then(|| "a time-out".to_owned());
+            return (resent.sent - self.sent >= GRACE).then(|| "a time-out".to_owned());
         }
         match (self.cut, self.status) {
             (Cut::Dropped | Cut::DroppedAfter, _) => Some("a dropped connection".to_owned()),
@@ -686,6 +692,7 @@ impl Requests {
                 key: seen.key.map(str::to_owned),
                 sent: seen.sent,
                 answered: seen.answered,
+                real_answered: seen.real_answered,
                 status: seen.status,
                 code: seen.code.map(str::to_owned),
                 retry_after: seen.retry_after,
@@ -727,7 +734,7 @@ fn on_route(client: &Client, seen: &Seen<'_>) -> Subject {
 /// or none, or a request that is not safe to repeat.
 #[cold]
 fn repeat_of_unknown_outcome(p: &Last, seen: &Seen<'_>, client: &Client, found: &mut Found<'_>) {
-    let Some(outcome) = p.unknown_outcome(seen.sent) else {
+    let Some(outcome) = p.unknown_outcome(seen) else {
         return;
     };
     if seen.is_create() && (seen.key.is_none() || seen.key != p.key.as_deref()) {

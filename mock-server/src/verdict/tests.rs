@@ -43,6 +43,8 @@ fn request(n: u32, method: &'static str, path: &'static str, sent: f64) -> Seen<
         at: Utc::now(),
         sent,
         answered: sent + 0.001,
+        real_sent: sent,
+        real_answered: sent + 0.001,
         method,
         path,
         ip: "127.0.0.1",
@@ -141,7 +143,23 @@ fn a_create_sent_again_while_the_first_hangs_is_a_time_out() {
     let store = Store::default();
     let mut first = create(1, Some("k1"), 0.0);
     first.answered = 30.0;
+    first.real_answered = 30.0;
     let found = violations(vec![first, create(2, Some("k2"), 10.0)], &store);
+    assert_eq!(found, ["create-retry-new-key"]);
+}
+
+#[test]
+fn a_create_sent_again_with_another_key_while_the_first_is_held_back_is_named_whatever_the_clock_did()
+ {
+    let store = Store::default();
+    // The answer is held back 1.5 real seconds; the client gives up after
+    // 0.5 s and waits 1 s on a manual clock, which moves the edge 1 s.
+    let mut first = create(1, Some("k1"), 0.0);
+    first.answered = 1.5;
+    first.real_answered = 1.5;
+    let mut again = create(2, Some("k2"), 1.5);
+    again.real_sent = 0.5;
+    let found = violations(vec![first, again], &store);
     assert_eq!(found, ["create-retry-new-key"]);
 }
 
@@ -152,6 +170,7 @@ fn two_creates_of_one_prompt_sent_together_are_not_a_time_out() {
     // went out: two generations wanted, each with its own key.
     let mut first = create(1, Some("k1"), 0.0);
     first.answered = 0.05;
+    first.real_answered = 0.05;
     let found = violations(vec![first, create(2, Some("k2"), 0.002)], &store);
     assert!(found.is_empty(), "{found:?}");
 }
