@@ -418,7 +418,7 @@ export interface ProbeReport {
 
 /**
  * A verdict in words: a first line that names the rules that fail
- * (`mediagen-mock verdict: create-retry-new-key, poll-rate — …`), then each
+ * (`create-retry-new-key, poll-rate — mediagen-mock verdict: …`), then each
  * finding, those that fail first. `strict`: the rules it was read with.
  */
 export declare function verdictText(verdict: Verdict, options?: { strict?: readonly string[] }): string;

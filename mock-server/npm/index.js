@@ -762,7 +762,7 @@ export function verdictText(verdict, { strict = [] } = {}) {
   let head;
   if (!verdict.clean) {
     const count = `${failing.length} ${failing.length === 1 ? "finding" : "findings"} of ${findings.length}`;
-    head = `mediagen-mock verdict: ${ids(failing) || "not clean"} — ${count} ${failing.length === 1 ? "fails" : "fail"} the test (${scope})`;
+    head = `${ids(failing) || "not clean"} — mediagen-mock verdict: ${count} ${failing.length === 1 ? "fails" : "fail"} the test (${scope})`;
   } else if (findings.length) {
     head = `mediagen-mock verdict: clean — advice that fails nothing: ${ids(findings)} (${scope})`;
   } else {

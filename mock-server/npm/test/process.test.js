@@ -120,7 +120,7 @@ test("a strict verdict fails the test whose world ends with a violation, naming 
   assert.equal(run.code, 1, run.out);
   assert.match(run.out, /# pass 2/);
   assert.match(run.out, /# fail 1/);
-  assert.match(run.out, /mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test/);
+  assert.match(run.out, /create-retry-new-key — mediagen-mock verdict: 1 finding of 1 fails the test/);
   assert.match(run.out, /violation create-retry-new-key \(x1\) fails: /);
   const lenient = await node([runner, "verdict.test.js"], { VERDICT: "off", [ENV.verdict]: "strict" });
   assert.equal(lenient.code, 0, lenient.out);
@@ -132,7 +132,7 @@ test("strict:RULE fails on that rule's advice too, from the option or MEDIAGEN_M
     assert.equal(run.code, 1, run.out);
     assert.match(run.out, /# pass 1/);
     assert.match(run.out, /# fail 2/);
-    assert.match(run.out, /mediagen-mock verdict: create-without-key — 1 finding of 1 fails the test \(strict: create-without-key/);
+    assert.match(run.out, /create-without-key — mediagen-mock verdict: 1 finding of 1 fails the test \(strict: create-without-key/);
     assert.match(run.out, /advice create-without-key \(x1\) fails: /);
   }
 });
@@ -157,7 +157,7 @@ test("a test that fails on its own shows its world's verdict beside its request 
   assert.equal(run.code, 1, run.out);
   assert.match(run.out, /# fail 1/);
   assert.match(run.out, /the client's own check/);
-  assert.match(run.out, /# mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test/);
+  assert.match(run.out, /# create-retry-new-key — mediagen-mock verdict: 1 finding of 1 fails the test/);
   assert.match(run.out, /# request log \(2, newest last\)/);
 });
 

@@ -35,7 +35,7 @@ test("verdictText names the failing rules first, then the findings, those that f
     ],
   };
   assert.deepEqual(verdictText(verdict, { strict: ["poll-rate"] }).split("\n"), [
-    "mediagen-mock verdict: receiver-failed, poll-rate — 2 findings of 3 fail the test (strict: poll-rate; 4 requests, 2 deliveries checked)",
+    "receiver-failed, poll-rate — mediagen-mock verdict: 2 findings of 3 fail the test (strict: poll-rate; 4 requests, 2 deliveries checked)",
     "  violation receiver-failed (x1) fails: receiver-failed happened",
     "    document: a rule; do: do better",
     "    endpoint: we_1 http://127.0.0.1:9/hook; messages: msg_1, msg_2",

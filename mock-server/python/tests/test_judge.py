@@ -9,11 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import junitparser
 
 from mediagen_mock import find_binary
-
-junitparser = pytest.importorskip("junitparser")
 
 # A client in the judged command: the world from its environment, a fault
 # injected through the world's control API, and calls to the service.

@@ -74,7 +74,7 @@ def test_a_strict_verdict_fails_the_test_with_a_violation_and_lists_its_findings
     result.stdout.fnmatch_lines(
         [
             "FAILED test_clients.py::test_a_new_key_after_a_503 - "
-            "Failed: mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test*",
+            "Failed: create-retry-new-key — mediagen-mock verdict: 1 finding of 1 fails the test*",
         ]
     )
     result.stdout.fnmatch_lines(["*violation create-retry-new-key (x1) fails: *"])
@@ -111,8 +111,8 @@ def test_strict_with_rules_in_the_ini_fails_on_their_advice_too_also_under_xdist
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
-            "FAILED test_clients.py::test_no_key - Failed: mediagen-mock verdict: "
-            "create-without-key — 1 finding of 1 fails the test "
+            "FAILED test_clients.py::test_no_key - Failed: create-without-key — "
+            "mediagen-mock verdict: 1 finding of 1 fails the test "
             "(strict: create-without-key, read-after-final; *",
         ]
     )
@@ -132,7 +132,7 @@ def test_the_marker_takes_rules_of_advice(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "FAILED test_clients.py::test_no_key - "
-            "Failed: mediagen-mock verdict: create-without-key — *"
+            "Failed: create-without-key — mediagen-mock verdict: *"
         ]
     )
 
@@ -192,7 +192,7 @@ def test_fails_without_a_finding(mediagen_mock):
             "*_ test_fails_after_a_new_key _*",
             "*AssertionError: the client's own check*",
             "*- mediagen-mock verdict -*",
-            "mediagen-mock verdict: create-retry-new-key — 1 finding of 1 fails the test*",
+            "create-retry-new-key — mediagen-mock verdict: 1 finding of 1 fails the test*",
             "  violation create-retry-new-key (x1) fails: *",
             "*_ test_fails_without_a_finding _*",
         ]
@@ -278,7 +278,7 @@ def test_the_text_names_the_failing_rules_first_and_a_receivers_endpoint_and_mes
     }
     lines = _verdict_text(verdict, ["poll-rate"]).splitlines()
     assert lines[0] == (
-        "mediagen-mock verdict: receiver-failed, poll-rate — 2 findings of 3 fail the test "
+        "receiver-failed, poll-rate — mediagen-mock verdict: 2 findings of 3 fail the test "
         "(strict: poll-rate; 4 requests, 2 deliveries checked)"
     )
     assert lines[1:] == [

@@ -146,7 +146,7 @@ export function assertNotAccused(findings, rule) {
  * counts only when the real gaps between the requests of its chain (the send
  * times `scenario` resolves to) differ by at most `tolerance` seconds.
  */
-export async function steady(edge, scenario, { tolerance = 0.005, tries = 10 } = {}) {
+export async function steady(edge, scenario, { tolerance = 0.015, tries = 10 } = {}) {
   const spreads = [];
   for (let n = 0; n < tries; n += 1) {
     const sent = await scenario(edge);

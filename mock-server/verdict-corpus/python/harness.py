@@ -186,7 +186,7 @@ def assert_named(findings: list[dict[str, Any]], rule: str) -> None:
 
 
 def steady(
-    edge: Edge, scenario: Callable[[Edge], list[float]], tolerance: float = 0.005, tries: int = 10
+    edge: Edge, scenario: Callable[[Edge], list[float]], tolerance: float = 0.015, tries: int = 10
 ) -> list[dict[str, Any]]:
     """The findings of a fixed-pace scenario, run (each time as a fresh user)
     until the client kept its pace at the edge. Real seconds add to a client's

@@ -28,8 +28,9 @@ or `@pytest.mark.mediagen_mock_strict("poll-rate", "read-after-final")`, makes
 those rules of advice fail it too; other advice never does. The mock chooses
 what fails (`GET /_mock/verdict?strict=...`, each finding's `fails`) and
 refuses a rule id it does not know, which fails the test with its message.
-The report's first line names the rules that fail ("mediagen-mock verdict:
-create-retry-new-key, poll-rate — ..."), the findings follow. A test that
+The report's first line starts with the rules that fail ("create-retry-new-key,
+poll-rate — mediagen-mock verdict: ..."), so that pytest's one-line summary shows
+them first; the findings follow. A test that
 fails on its own gets the verdict as a report section ("mediagen-mock
 verdict") when its world's verdict has findings.
 
@@ -225,7 +226,7 @@ def _verdict_text(verdict: Mapping[str, Any], strict: Sequence[str] = ()) -> str
     rules = ", ".join(dict.fromkeys(str(f.get("rule")) for f in failing))
     if not verdict.get("clean", True):
         head = (
-            f"mediagen-mock verdict: {rules or 'not clean'} — {_plural(len(failing), 'finding')} "
+            f"{rules or 'not clean'} — mediagen-mock verdict: {_plural(len(failing), 'finding')} "
             f"of {len(findings)} {'fails' if len(failing) == 1 else 'fail'} the test ({scope})"
         )
     elif findings:
