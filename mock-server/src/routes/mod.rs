@@ -4,7 +4,9 @@
 //! become the error envelope in `refusal.rs`.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::task::{Context, Poll, ready};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
@@ -76,11 +78,11 @@ pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> 
 /// service's and the control API's alike, carries that time as its
 /// `timestamp`, the clock of every record it is about.
 ///
-/// A request that may change state is handled in a task of its own: the
-/// service finishes a request whose client went away (a client time-out, a
-/// closed connection), so a create's `Idempotency-Key` is never left in
-/// flight, nor a reservation held or a task half made, when the client
-/// disconnects during a slow answer. A read is dropped with its connection.
+/// A request that may change state is finished even when its client goes
+/// away (a client time-out, a closed connection), as the service finishes it:
+/// a create's `Idempotency-Key` is never left in flight, nor a reservation
+/// held or a task half made, when the client disconnects during a slow
+/// answer. A read is dropped with its connection.
 pub(crate) async fn request_context(
     State(state): State<AppState>,
     request: Request,
@@ -91,12 +93,34 @@ pub(crate) async fn request_context(
     if !changes_state {
         return work.await;
     }
-    match tokio::spawn(work).await {
-        Ok(response) => response,
-        // A handler that panicked panics here too, as it would have inline.
-        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(_) => {
-            ApiError::Internal(anyhow::anyhow!("a request's task was cancelled")).into_response()
+    Finished(Some(Box::pin(work))).await
+}
+
+/// A request's handling that goes on when its client goes away: polled in
+/// place while the client waits (no task of its own, so no cost), and left
+/// to a task of its own where it stood if the connection is dropped first.
+struct Finished<F: Future<Output = Response> + Send + 'static>(Option<Pin<Box<F>>>);
+
+impl<F: Future<Output = Response> + Send + 'static> Future for Finished<F> {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let work = self
+            .0
+            .as_mut()
+            .expect("a request's handling polled after it ended");
+        let response = ready!(work.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(response)
+    }
+}
+
+impl<F: Future<Output = Response> + Send + 'static> Drop for Finished<F> {
+    fn drop(&mut self) {
+        if let Some(work) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(work);
         }
     }
 }
