@@ -63,6 +63,16 @@ async fn create_keyed(app: &App, idempotency_key: &str, prompt: &str) -> u16 {
         .as_u16()
 }
 
+/// Five active tasks: the user's every slot (Limits, active generation tasks).
+async fn hold_every_slot(app: &App) {
+    for n in 0..5 {
+        assert_eq!(
+            create_keyed(app, &format!("key-{n}"), "a lighthouse").await,
+            202
+        );
+    }
+}
+
 #[tokio::test]
 async fn create_retry_new_key_names_a_create_sent_again_after_a_503_with_another_key() {
     let app = App::start().await;
@@ -148,12 +158,7 @@ async fn retry_with_growing_delays_on_the_clock_is_clean() {
 #[tokio::test]
 async fn concurrency_retry_loop_names_a_create_again_before_any_task_ended() {
     let app = App::start().await;
-    for n in 0..5 {
-        assert_eq!(
-            create_keyed(&app, &format!("key-{n}"), "a lighthouse").await,
-            202
-        );
-    }
+    hold_every_slot(&app).await;
     // The same create again and again, at once: a loop, not one early try.
     for _ in 0..4 {
         assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
@@ -164,12 +169,7 @@ async fn concurrency_retry_loop_names_a_create_again_before_any_task_ended() {
 #[tokio::test]
 async fn one_early_try_after_a_concurrency_429_and_then_backing_off_is_clean() {
     let app = App::start().await;
-    for n in 0..5 {
-        assert_eq!(
-            create_keyed(&app, &format!("key-{n}"), "a lighthouse").await,
-            202
-        );
-    }
+    hold_every_slot(&app).await;
     assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
     // Full jitter's draws: 0.40 s first, then 1.3, 2.5 and 4 s.
     for wait in [0.4, 1.3, 2.5, 4.0] {
@@ -191,12 +191,7 @@ async fn one_early_try_after_a_concurrency_429_and_then_backing_off_is_clean() {
 #[tokio::test]
 async fn a_create_again_once_a_task_ended_is_clean() {
     let app = App::start().await;
-    for n in 0..5 {
-        assert_eq!(
-            create_keyed(&app, &format!("key-{n}"), "a lighthouse").await,
-            202
-        );
-    }
+    hold_every_slot(&app).await;
     assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 429);
     app.mock.advance_clock(60.0).unwrap();
     assert_eq!(create_keyed(&app, "key-5", "a sixth").await, 202);
