@@ -30,6 +30,15 @@ pub struct ClockView {
 
 /// The one clock behind every delay of the mock: real (optionally scaled) or
 /// manual, moved only by [`Clock::advance`].
+/// A moment at the network edge ([`Clock::edge_time`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeTime {
+    /// Real seconds plus the seconds a manual clock was moved forward.
+    pub edge: f64,
+    /// Real seconds.
+    pub real: f64,
+}
+
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
@@ -41,7 +50,7 @@ struct Inner {
     ticks: watch::Sender<u64>,
     /// The live journal a move is told to.
     events: OnceLock<Bus>,
-    /// When the clock was made, for the edge's time (`edge_seconds`).
+    /// When the clock was made, for the edge's time (`edge_time`).
     born: Instant,
     /// Microseconds a manual clock was moved forward by hand in all.
     advanced_us: AtomicU64,
@@ -175,20 +184,20 @@ impl Clock {
         }
     }
 
-    /// Seconds since the clock was made as a client at the network edge lives
-    /// them: real seconds, plus every second a manual clock was moved forward
-    /// (a client whose waits move the mock's clock waits in those). A scaled
-    /// real clock counts real seconds only, the ones `retry-after` is given in.
-    pub fn edge_seconds(&self) -> f64 {
-        self.inner.born.elapsed().as_secs_f64()
-            + self.inner.advanced_us.load(Ordering::Relaxed) as f64 / 1e6
-    }
-
-    /// Real seconds since the clock was made: what orders two events at the
-    /// edge whatever a manual clock did between them (an answer held back a
-    /// second leaves a second later, however far the clock moves meanwhile).
-    pub fn real_seconds(&self) -> f64 {
-        self.inner.born.elapsed().as_secs_f64()
+    /// This moment, read once, as a client at the network edge lives it
+    /// (`edge`: real seconds since the clock was made, plus every second a
+    /// manual clock was moved forward, since a client whose waits move the
+    /// mock's clock waits in those; a scaled real clock counts real seconds
+    /// only, the ones `retry-after` is given in), and in real seconds alone,
+    /// which order two events at the edge whatever a manual clock did between
+    /// them (an answer held back a second leaves a second later, however far
+    /// the clock moves meanwhile).
+    pub fn edge_time(&self) -> EdgeTime {
+        let real = self.inner.born.elapsed().as_secs_f64();
+        EdgeTime {
+            edge: real + self.inner.advanced_us.load(Ordering::Relaxed) as f64 / 1e6,
+            real,
+        }
     }
 
     /// The time on this clock.

@@ -211,8 +211,7 @@ async fn service_middleware(
         .get::<MatchedPath>()
         .is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
     let judging = state.config().verdict;
-    let sent = state.clock().edge_seconds();
-    let real_sent = state.clock().real_seconds();
+    let sent = state.clock().edge_time();
     let digest = judging.then(|| judged::digest(&mut request));
     let body_limit = state.config().body_limit_bytes;
 
@@ -266,11 +265,12 @@ async fn service_middleware(
         let edge = match digest {
             Some(digest) => {
                 judged::drain(request, body_limit).await;
+                let answered = state.clock().edge_time();
                 Some(judged::Edge {
-                    sent,
-                    real_sent,
-                    answered: state.clock().edge_seconds(),
-                    real_answered: state.clock().real_seconds(),
+                    sent: sent.edge,
+                    real_sent: sent.real,
+                    answered: answered.edge,
+                    real_answered: answered.real,
                     digest: digest.value(),
                     cut: Cut::Dropped,
                     ..judged::Edge::default()
@@ -333,11 +333,12 @@ async fn service_middleware(
             Some(Effect::Delay { seconds }) => seconds,
             _ => 0.0,
         };
+        let answered = state.clock().edge_time();
         judged::Edge {
-            sent,
-            real_sent,
-            answered: state.clock().edge_seconds() + held,
-            real_answered: state.clock().real_seconds() + held,
+            sent: sent.edge,
+            real_sent: sent.real,
+            answered: answered.edge + held,
+            real_answered: answered.real + held,
             digest: digest.value(),
             cut: match effect {
                 Some(Effect::DropAfter) => Cut::DroppedAfter,

@@ -8,7 +8,7 @@
 //! keeps is bounded like the request log (`--retain`).
 //!
 //! Timing is judged as the client lives it, in seconds at the network edge
-//! ([`Clock::edge_seconds`](crate::clock::Clock::edge_seconds)): real seconds,
+//! ([`Clock::edge_time`](crate::clock::Clock::edge_time)): real seconds,
 //! plus the seconds a manual clock was moved forward, whatever the world's
 //! clock does. `retry-after` is given in those seconds.
 //!

@@ -480,11 +480,10 @@ impl Requests {
             && let Some(why) = backs_off_not(&full.waits)
         {
             full.judged = true;
-            let first = full.id.clone();
             found.find(
                 Rule::ConcurrencyRetryLoop,
                 Subject::Client(client.clone()),
-                &[&first, seen.id],
+                &[&full.id, seen.id],
                 &|| {
                     format!(
                         "POST /v1/generations was tried {} times after the 429 of 5 active tasks, before any of them ended, with waits of {} s: {why}",
