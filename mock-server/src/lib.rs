@@ -28,6 +28,7 @@ mod server;
 mod snapshot;
 mod state;
 mod store;
+mod tls;
 mod ui;
 mod verdict;
 mod wire;
@@ -115,6 +116,9 @@ pub(crate) async fn run(
     served
 }
 
+/// How long a stop waits for the requests in flight.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
 /// Binds `config.listen`, prints the address and the demo API key on stdout, and
 /// serves until Ctrl-C or SIGTERM, then finishes the requests in flight. This is
 /// the `mediagen-mock` binary and `mediagen mock`.
@@ -151,10 +155,16 @@ pub async fn serve(mut config: Config) -> anyhow::Result<()> {
             bound.port()
         );
     }
-    if open_to_network && state.config().admin_token.is_none() {
-        tracing::warn!(
-            "the control API (/_mock/) is open to anyone who reaches {bound} (--open-control)"
-        );
+    // Beyond loopback, whether the control API is open is told, whichever it is.
+    if open_to_network {
+        if state.config().admin_token.is_some() {
+            println!("  control API (/_mock/): the admin token is required (--admin-token)");
+        } else {
+            println!(
+                "  control API (/_mock/): open to anyone who reaches {bound} (--open-control); \
+                 set MEDIAGEN_MOCK_ADMIN_TOKEN or --admin-token to require a token"
+            );
+        }
     }
     if let (Some(file), Some(kept)) = (&state_file, kept) {
         println!(
@@ -178,14 +188,67 @@ pub async fn serve(mut config: Config) -> anyhow::Result<()> {
         .clone()
         .filter(|_| !interval.is_zero())
         .map(|file| tokio::spawn(file.keep(state.clone(), interval)));
-    let served = run(Worlds::new(state.clone()), listener, shutdown_signal()).await;
+    // A stop waits for the requests in flight, but not for ever: a live
+    // journal's stream (`/_mock/events`) or a held-back answer never ends by
+    // itself, and a container runtime kills the process 10 s after SIGTERM,
+    // before the state file below would be written.
+    let (stopping, stopped) = tokio::sync::oneshot::channel();
+    let signal = async move {
+        shutdown_signal().await;
+        let _ = stopping.send(());
+    };
+    let grace_over = async move {
+        if stopped.await.is_ok() {
+            tokio::time::sleep(STOP_GRACE).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let served = tokio::select! {
+        served = run(Worlds::new(state.clone()), listener, signal) => served,
+        () = grace_over => {
+            println!(
+                "stopping: requests still open {} s after the signal are cut off",
+                STOP_GRACE.as_secs()
+            );
+            Ok(())
+        }
+    };
     if let Some(keeper) = keeper {
         keeper.abort();
     }
-    if let Some(file) = state_file {
-        file.save_logged(&state).await;
+    if let Some(file) = state_file
+        && file.save_logged(&state).await
+    {
+        println!("state saved to {}", file.path().display());
     }
     served.context("while serving")
+}
+
+/// `mediagen-mock health`: whether the mock listening on `listen` (a wildcard
+/// address is asked on loopback) answers `GET /health` with 200 within two
+/// seconds. A container's health check runs it, with no shell or curl in the
+/// image; it reads `MEDIAGEN_MOCK_LISTEN` as the server does, so the image
+/// names its port once.
+pub async fn check_health(listen: SocketAddr) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let url = format!("http://{}/health", reachable(listen));
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .no_proxy()
+        .tls_certs_merge(tls::built_in_roots())
+        .build()?;
+    let response = client
+        .get(&url)
+        .send()
+        .await
+        .with_context(|| format!("GET {url}"))?;
+    anyhow::ensure!(
+        response.status() == reqwest::StatusCode::OK,
+        "GET {url} answered {}",
+        response.status()
+    );
+    Ok(())
 }
 
 /// Resolves at Ctrl-C or SIGTERM, the signals a terminal or a supervisor sends to

@@ -222,17 +222,19 @@ impl StateFile {
         }
     }
 
-    /// Saves off the async threads, logging a failure.
-    pub(crate) async fn save_logged(&self, state: &AppState) {
+    /// Saves off the async threads, logging a failure; returns whether the
+    /// file was written.
+    pub(crate) async fn save_logged(&self, state: &AppState) -> bool {
         let (file, state) = (self.clone(), state.clone());
         let saved = tokio::task::spawn_blocking(move || file.save(&state)).await;
         match saved {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => return true,
             Ok(Err(e)) => {
                 tracing::error!(path = %self.path.display(), "could not save the state: {e}")
             }
             Err(e) => tracing::error!("the state save stopped: {e}"),
         }
+        false
     }
 }
 

@@ -589,11 +589,12 @@ impl ClientBuilder {
         let http = match self.http {
             Some(http) => http,
             None => Http::Plain(
-                reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout)
-                    .read_timeout(DEFAULT_READ_TIMEOUT)
-                    .build()
-                    .map_err(|err| Error::Config(format!("building the HTTP client: {err}")))?,
+                crate::build_http_client(|| {
+                    reqwest::Client::builder()
+                        .connect_timeout(self.connect_timeout)
+                        .read_timeout(DEFAULT_READ_TIMEOUT)
+                })
+                .map_err(|err| Error::Config(format!("building the HTTP client: {err}")))?,
             ),
         };
         let transport = Transport {

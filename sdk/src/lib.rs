@@ -33,6 +33,7 @@ mod read;
 mod receiver;
 mod request;
 mod retry;
+mod roots;
 mod side_channel;
 mod timing;
 mod transport;
@@ -85,6 +86,7 @@ pub use progress::Progress;
 pub use receiver::WebhookReceiver;
 pub use request::RawResponse;
 pub use retry::RetryPolicy;
+pub use roots::build_http_client;
 pub use wait::{CreateAndWait, Wait, WaitOptions};
 #[cfg(feature = "inbox")]
 pub use webhook_inbox;

@@ -114,7 +114,7 @@ impl Http {
             Self::Plain(client) => client.clone(),
             // Requests are only built with it; they are sent through the chain.
             #[cfg(feature = "middleware")]
-            Self::Middleware(_) => reqwest::Client::new(),
+            Self::Middleware(_) => crate::roots::offline_client(),
         }
     }
 }
@@ -611,7 +611,7 @@ fn rebuilt(
 /// the middleware's own error instead. reqwest refuses a URL without a host
 /// before any network access, which gives such an error (a test holds it).
 fn stand_in_error() -> reqwest::Error {
-    reqwest::Client::new()
+    crate::roots::offline_client()
         .get("http://")
         .build()
         .expect_err("reqwest refuses a URL without a host")

@@ -43,6 +43,30 @@ async fn mock_flag_runs_the_main_job_with_no_account() {
     );
 }
 
+/// A minimal image (distroless, `FROM scratch`) has no `/etc/ssl/certs`; the
+/// TLS verifier then finds no roots. The command still runs, on the roots the
+/// toolkit carries, instead of failing to make its HTTP clients.
+#[tokio::test]
+async fn a_system_without_ca_certificates_still_runs_the_main_job() {
+    let mut cmd = bare(&[
+        "--mock",
+        "--format",
+        "json",
+        "generate",
+        "--wait",
+        "-m",
+        "flux-schnell",
+        "a lighthouse at dusk",
+    ]);
+    // rustls-native-certs reads only these when they are set.
+    cmd.env("SSL_CERT_FILE", "/nonexistent/ca.pem")
+        .env("SSL_CERT_DIR", "/nonexistent/certs");
+    let output = run(cmd).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let done: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(done["status"], "SUCCEEDED");
+}
+
 #[tokio::test]
 async fn output_is_json_when_stdout_is_not_a_terminal_and_a_table_when_asked() {
     let setup = Setup::new().await;

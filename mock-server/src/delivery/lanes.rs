@@ -24,7 +24,7 @@ const PER_HOST: usize = 64;
 /// The HTTP side of delivery, shared by every attempt.
 #[derive(Debug)]
 pub struct Deliverer {
-    client: reqwest::Client,
+    client: Result<reqwest::Client, String>,
     /// Host names the control API pinned to addresses, over the system resolver.
     pub resolver: Arc<OverrideResolver>,
     in_flight: AtomicUsize,
@@ -67,9 +67,9 @@ impl Deliverer {
         }
     }
 
-    /// The client for destinations that need no pinned address.
-    pub(super) fn client(&self) -> &reqwest::Client {
-        &self.client
+    /// The client for destinations that need no pinned address, or why there is none.
+    pub(super) fn client(&self) -> Result<&reqwest::Client, &str> {
+        self.client.as_ref().map_err(String::as_str)
     }
 
     /// The signer of `endpoint_id` for its current `secret`; `None` when the
@@ -123,26 +123,26 @@ fn semaphore(
         .clone()
 }
 
-/// Every delivery client: no redirects, since following one would reach an
-/// address that was never checked, and no proxy.
 /// The HTTP client of every deliverer of the process (its pool of connections
-/// and its TLS roots, made once): the worlds of a mock deliver through it.
-fn shared_client() -> reqwest::Client {
-    static CLIENT: std::sync::LazyLock<reqwest::Client> = std::sync::LazyLock::new(|| {
-        client_builder()
-            .user_agent(concat!(
-                "mediagen-mock-webhooks/",
-                env!("CARGO_PKG_VERSION")
-            ))
-            .build()
-            .unwrap_or_default()
-    });
+/// and its TLS roots, made once): the worlds of a mock deliver through it. A
+/// client that cannot be built fails each delivery that needs it, with the
+/// reason, instead of the mock's start.
+fn shared_client() -> Result<reqwest::Client, String> {
+    static CLIENT: std::sync::LazyLock<Result<reqwest::Client, String>> =
+        std::sync::LazyLock::new(|| client_builder().build().map_err(|err| err.to_string()));
     CLIENT.clone()
 }
 
+/// Every delivery client: no redirects, since following one would reach an
+/// address that was never checked, and no proxy.
 pub(super) fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .pool_max_idle_per_host(PER_HOST)
+        .tls_certs_merge(crate::tls::built_in_roots())
+        .user_agent(concat!(
+            "mediagen-mock-webhooks/",
+            env!("CARGO_PKG_VERSION")
+        ))
 }

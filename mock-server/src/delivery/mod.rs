@@ -143,7 +143,10 @@ pub(crate) async fn post(
             Ok(client) => client,
             Err(err) => return failed(format!("client: {err}")),
         },
-        None => deliverer.client().clone(),
+        None => match deliverer.client() {
+            Ok(client) => client.clone(),
+            Err(err) => return failed(format!("client: {err}")),
+        },
     };
     let mut request = client
         .post(url)

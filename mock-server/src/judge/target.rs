@@ -272,7 +272,9 @@ impl Control {
     /// `proxied`: whether the environment's HTTP proxy may carry the calls; a
     /// mock of this process is reached on loopback, never through a proxy.
     fn new(base: String, token: Option<String>, proxied: bool) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder().timeout(REQUEST_TIMEOUT);
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .tls_certs_merge(crate::tls::built_in_roots());
         let http = if proxied { http } else { http.no_proxy() };
         Ok(Self {
             http: http.build().context("while making an HTTP client")?,

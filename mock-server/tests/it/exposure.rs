@@ -55,6 +55,13 @@ fn it_prints_the_address_it_really_listens_on() {
             "  from this machine: http://127.0.0.1:{port}; from others: this host's addresses, port {port}"
         )
     );
+    // Open beyond loopback is a choice the mock states, with the way to close it.
+    let control = next();
+    assert!(
+        control.starts_with("  control API (/_mock/): open to anyone who reaches 0.0.0.0:")
+            && control.contains("MEDIAGEN_MOCK_ADMIN_TOKEN"),
+        "{control}"
+    );
     child.kill().ok();
     child.wait().ok();
 }

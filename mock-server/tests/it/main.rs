@@ -32,6 +32,7 @@ mod receiver;
 mod security;
 mod shutdown;
 mod snapshots;
+mod standalone;
 mod verdict;
 mod webhooks;
 mod worlds;
@@ -257,11 +258,23 @@ pub struct Binary {
     pub base: String,
     pub key: String,
     /// Kept open: the mock's later lines must not meet a closed pipe.
-    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    pub stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
 }
 
 impl Binary {
     pub fn start<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        Self::start_with_env(args, [])
+    }
+
+    /// [`start`](Self::start), with these environment variables set.
+    pub fn start_with_env<I, S>(
+        args: I,
+        env: impl IntoIterator<Item = (&'static str, &'static str)>,
+    ) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
@@ -271,6 +284,7 @@ impl Binary {
             .args(["--listen", "127.0.0.1:0", "--clock", "manual"])
             .args(args)
             .env("RUST_LOG", "warn")
+            .envs(env)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()

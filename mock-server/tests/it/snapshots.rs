@@ -178,7 +178,7 @@ fn without(value: &Value, member: &str) -> Value {
 }
 
 /// Calls the running binary with its demo key; the answer must be a success.
-async fn call(mock: &Binary, method: Method, path: &str, body: Option<Value>) -> Value {
+pub async fn call(mock: &Binary, method: Method, path: &str, body: Option<Value>) -> Value {
     let mut request = reqwest::Client::new()
         .request(method, format!("{}{path}", mock.base))
         .bearer_auth(&mock.key);

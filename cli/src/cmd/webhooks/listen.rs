@@ -94,17 +94,18 @@ pub async fn run(ctx: &Context, args: ListenArgs) -> anyhow::Result<()> {
             created.secret.verifier()?
         }
     };
-    let forwarder = reqwest::Client::builder()
-        .timeout(FORWARD_TIMEOUT)
-        // The app's own answer is what is shown, a redirect included.
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!(
-            "mediagen-cli/",
-            env!("CARGO_PKG_VERSION"),
-            " (webhooks listen)"
-        ))
-        .build()
-        .context("while making the client that forwards deliveries")?;
+    let forwarder = mediagen::build_http_client(|| {
+        reqwest::Client::builder()
+            .timeout(FORWARD_TIMEOUT)
+            // The app's own answer is what is shown, a redirect included.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!(
+                "mediagen-cli/",
+                env!("CARGO_PKG_VERSION"),
+                " (webhooks listen)"
+            ))
+    })
+    .context("while making the client that forwards deliveries")?;
 
     // Listening before the address is told, so a signal sent as soon as it is seen stops us.
     let signals = Signals::interrupt_or_terminate()?;
