@@ -531,7 +531,10 @@ export declare function startMock(options?: StartOptions): Promise<MockServer>;
 /** The mock a global setup started, from `MEDIAGEN_MOCK_URL` and its companions. */
 export declare function connectMock(env?: NodeJS.ProcessEnv): MockClient;
 
-/** The `mediagen-mock` binary: MEDIAGEN_MOCK_BIN, this package's bin/, then PATH. */
+/**
+ * The `mediagen-mock` binary: MEDIAGEN_MOCK_BIN; the platform package npm installed for
+ * this machine (`mediagen-mock-linux-x64-gnu`, …); this package's bin/; then PATH.
+ */
 export declare function findBinary(env?: NodeJS.ProcessEnv): string;
 
 /** The command line `startMock(options)` runs. */

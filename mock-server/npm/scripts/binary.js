@@ -1,5 +1,7 @@
-// Puts the `mediagen-mock` binary at bin/mediagen-mock, where package.json's
-// `bin` points, so that npm links it into node_modules/.bin.
+// Puts the `mediagen-mock` binary at bin/mediagen-mock, where findBinary()
+// and the `mediagen-mock` command (launcher.js) look for it, for an install
+// from a checkout. A release's packages need none of this: the binary comes in
+// its platform package (scripts/dist.js).
 //
 //   node scripts/binary.js install   (preinstall: before npm links the bin)
 //   node scripts/binary.js pack      (prepack: the binary goes into the tarball)
