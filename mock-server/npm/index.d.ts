@@ -267,7 +267,7 @@ export declare class MockError extends Error {
   readonly envelope: { error: Record<string, unknown> } | undefined;
 }
 
-/** The mock did not come up; `log` is what it wrote. */
+/** The mock did not come up, or there is no binary to start (`findBinary()`); `log` is what it wrote. */
 export declare class MockStartError extends Error {
   readonly log: string;
 }
@@ -532,10 +532,24 @@ export declare function startMock(options?: StartOptions): Promise<MockServer>;
 export declare function connectMock(env?: NodeJS.ProcessEnv): MockClient;
 
 /**
- * The `mediagen-mock` binary: MEDIAGEN_MOCK_BIN; the platform package npm installed for
- * this machine (`mediagen-mock-linux-x64-gnu`, …); this package's bin/; then PATH.
+ * The `mediagen-mock` binary, first that applies: MEDIAGEN_MOCK_BIN; the platform
+ * package npm installed for this machine (`platformPackage()`); this package's
+ * bin/mediagen-mock, built by an install from a checkout; PATH (not the launcher npm
+ * links there). With none, throws a `MockStartError` that names the platform package
+ * missing and how to get a binary.
  */
 export declare function findBinary(env?: NodeJS.ProcessEnv): string;
+
+/**
+ * The platform package that carries the binary for a machine, this one by default:
+ * `mediagen-mock-linux-x64-gnu`, `mediagen-mock-darwin-arm64`, `mediagen-mock-win32-x64-msvc`, …
+ * (`libc`: `gnu` or `musl`, Linux only; detected as detect-libc does when not given).
+ */
+export declare function platformPackage(machine?: {
+  platform?: NodeJS.Platform;
+  arch?: NodeJS.Architecture;
+  libc?: "gnu" | "musl";
+}): string;
 
 /** The command line `startMock(options)` runs. */
 export declare function mockCommand(options?: StartOptions): string[];

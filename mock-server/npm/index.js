@@ -8,9 +8,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { fileURLToPath } from "node:url";
 
-import { platformBinary, platformPackage } from "./platform.js";
+import { BINARY_ENV, findBinary, MockStartError } from "./find-binary.js";
+
+export { findBinary, MockStartError, platformPackage } from "./find-binary.js";
 
 /** Environment variables a running mock is shared through (global setups to test files). */
 export const ENV = Object.freeze({
@@ -18,7 +19,7 @@ export const ENV = Object.freeze({
   apiKey: "MEDIAGEN_MOCK_API_KEY",
   log: "MEDIAGEN_MOCK_LOG",
   adminToken: "MEDIAGEN_MOCK_CONTROL_TOKEN",
-  binary: "MEDIAGEN_MOCK_BIN",
+  binary: BINARY_ENV,
   verdict: "MEDIAGEN_MOCK_VERDICT",
 });
 
@@ -78,15 +79,6 @@ export class MockError extends Error {
     this.requestId = error.requestId;
     this.details = error.details;
     this.envelope = envelope;
-  }
-}
-
-/** The mock did not come up; `log` is what it wrote. */
-export class MockStartError extends Error {
-  constructor(message, log = "") {
-    super(log.trim() ? `${message}\n--- mediagen-mock log ---\n${log.trim()}` : message);
-    this.name = "MockStartError";
-    this.log = log;
   }
 }
 
@@ -374,59 +366,6 @@ function hookProcessEnd() {
   hooked = true;
   process.on("exit", killAll);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, onSignal);
-}
-
-/**
- * The `mediagen-mock` binary: MEDIAGEN_MOCK_BIN; the platform package npm
- * installed for this machine (`mediagen-mock-linux-x64-gnu`, …); this
- * package's bin/, where an install from a checkout builds it; then PATH.
- */
-export function findBinary(env = process.env) {
-  const given = env[ENV.binary];
-  if (given) {
-    if (!fs.existsSync(given)) throw new MockStartError(`${ENV.binary}=${given} is not a file`);
-    return given;
-  }
-  const prebuilt = platformBinary();
-  if (prebuilt && isExecutable(prebuilt)) return prebuilt;
-  const packaged = fileURLToPath(new URL("./bin/mediagen-mock", import.meta.url));
-  if (isExecutable(packaged)) return packaged;
-  const names = process.platform === "win32" ? ["mediagen-mock.exe"] : ["mediagen-mock"];
-  for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
-    for (const name of names) {
-      const candidate = path.join(dir, name);
-      // node_modules/.bin/mediagen-mock is this package's launcher, not the binary.
-      if (isExecutable(candidate) && !isNodeScript(candidate)) return candidate;
-    }
-  }
-  throw new MockStartError(
-    `mediagen-mock not found for ${process.platform}-${process.arch}: the package ${platformPackage()} ` +
-      "is not installed (optional dependencies omitted with --omit=optional or --no-optional, " +
-      "or no prebuilt package for this platform), the binary is not in this package " +
-      `(${packaged}) nor on PATH, and ${ENV.binary} is not set. Build it in a checkout ` +
-      "(cargo build --release -p mediagen-mock-server) and set " +
-      `${ENV.binary}=<checkout>/target/release/mediagen-mock, or npm install <checkout>/mock-server/npm`,
-  );
-}
-
-function isNodeScript(file) {
-  const head = Buffer.alloc(64);
-  const fd = fs.openSync(file, "r");
-  try {
-    fs.readSync(fd, head, 0, head.length, 0);
-  } finally {
-    fs.closeSync(fd);
-  }
-  return /^#!.*\bnode\b/.test(head.toString("latin1").split("\n")[0]);
-}
-
-function isExecutable(file) {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** The command line `startMock(options)` runs. */

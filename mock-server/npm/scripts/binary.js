@@ -1,9 +1,9 @@
 // Puts the `mediagen-mock` binary at bin/mediagen-mock, where findBinary()
-// and the `mediagen-mock` command (launcher.js) look for it, for an install
-// from a checkout. A release's packages need none of this: the binary comes in
-// its platform package (scripts/dist.js).
+// and so the `mediagen-mock` command (bin/mediagen-mock.js, the launcher npm
+// links) look for it, for an install from a checkout. A release's packages
+// run none of this: the binary comes in a platform package (scripts/dist.js).
 //
-//   node scripts/binary.js install   (preinstall: before npm links the bin)
+//   node scripts/binary.js install   (preinstall)
 //   node scripts/binary.js pack      (prepack: the binary goes into the tarball)
 //
 // Where the binary comes from, first that applies:
@@ -144,7 +144,8 @@ if (given) {
   fail(
     `cannot put the mediagen-mock binary in place: ${missing.join("; ")}. ` +
       "Install from a checkout with a Rust toolchain (npm install <checkout>/mock-server/npm), " +
-      "install a tarball made there by `npm pack`, or set MEDIAGEN_MOCK_BIN to a built binary.",
+      "install a tarball made there by `npm pack`, or set MEDIAGEN_MOCK_BIN to a built binary; " +
+      "a release's two tarballs (mediagen-mock-linux-x64-gnu-VERSION.tgz and mediagen-mock-VERSION.tgz) need none of this.",
   );
 }
 const version = runs(target);

@@ -1,12 +1,17 @@
 // The npm packages of a release, from a built binary:
 //
-//   node mock-server/npm/scripts/dist.js --binary PATH --out OUTDIR
+//   node mock-server/npm/scripts/dist.js --binary PATH --out OUTDIR [--platform linux-x64-gnu]
 //
-// writes OUTDIR/mediagen-mock-VERSION.tgz (this package, with no script run at
-// install or pack time and the platform package under optionalDependencies)
-// and OUTDIR/mediagen-mock-linux-x64-gnu-VERSION.tgz (the binary, with `os`,
-// `cpu` and `libc` set, so npm installs it on that platform only). Another
-// platform is one more entry in PLATFORMS, packed on its own release runner.
+// writes, and prints the paths of,
+//   OUTDIR/mediagen-mock-VERSION.tgz      this package with no script at all (so
+//       nothing runs at install or pack time) and each released platform
+//       package under `optionalDependencies`, at VERSION;
+//   OUTDIR/mediagen-mock-linux-x64-gnu-VERSION.tgz   the binary alone, with
+//       `os`, `cpu` and `libc` set, so that npm installs it on that platform only.
+// VERSION is package.json's, and the binary must say it (`mediagen-mock
+// --version`). Each platform is packed on a runner that can run its binary,
+// with --platform (find-binary.js lists the scheme, RELEASED those built).
+// The same inputs give the same bytes: npm pack fixes times and modes.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -14,13 +19,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
+import { PLATFORMS, RELEASED } from "../find-binary.js";
+
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const repoRoot = path.resolve(packageDir, "..", "..");
-
-/** Each platform package this runner builds: its name and its npm constraints. */
-const PLATFORMS = [{ name: "mediagen-mock-linux-x64-gnu", os: ["linux"], cpu: ["x64"], libc: ["glibc"] }];
-/** Files of the checkout's package that only an install from a checkout uses. */
-const CHECKOUT_ONLY = ["bin/mediagen-mock", "scripts/binary.js"];
+/** Files of the checkout's package that only its install from a checkout uses. */
+const CHECKOUT_ONLY = new Set(["bin/mediagen-mock", "scripts/binary.js"]);
 const LICENSES = ["LICENSE-MIT", "LICENSE-APACHE"];
 
 function fail(message) {
@@ -28,72 +32,108 @@ function fail(message) {
   process.exit(1);
 }
 
-const { values } = parseArgs({ options: { binary: { type: "string" }, out: { type: "string" } } });
-if (!values.binary || !values.out) fail("usage: node scripts/dist.js --binary PATH --out OUTDIR");
-const out = path.resolve(values.out);
+const { values } = parseArgs({
+  options: {
+    binary: { type: "string" },
+    out: { type: "string" },
+    platform: { type: "string", default: "linux-x64-gnu" },
+  },
+});
+if (!values.binary || !values.out) fail("usage: node scripts/dist.js --binary PATH --out OUTDIR [--platform linux-x64-gnu]");
+const platform = PLATFORMS[values.platform];
+if (!platform) fail(`--platform ${values.platform}: one of ${Object.keys(PLATFORMS).join(", ")}`);
+if (!RELEASED.includes(values.platform)) {
+  fail(`--platform ${values.platform} is not in RELEASED (find-binary.js): the main package would not name it`);
+}
+const platformName = `mediagen-mock-${values.platform}`;
 const manifest = JSON.parse(fs.readFileSync(path.join(packageDir, "package.json"), "utf8"));
 const { version } = manifest;
-const told = execFileSync(values.binary, ["--version"], { encoding: "utf8" }).trim();
+
+let told;
+try {
+  told = execFileSync(values.binary, ["--version"], { encoding: "utf8" }).trim();
+} catch (error) {
+  fail(`${values.binary} --version failed: ${error.message}`);
+}
 if (told !== `mediagen-mock ${version}`) {
-  fail(`the binary says "${told}", the package is ${version}: build the binary of this checkout`);
+  fail(`${values.binary} says "${told}", package.json is ${version}: pack the binary built from this checkout`);
 }
 
+const out = path.resolve(values.out);
+fs.mkdirSync(out, { recursive: true });
 const staging = fs.mkdtempSync(path.join(os.tmpdir(), "mediagen-mock-dist-"));
 process.on("exit", () => fs.rmSync(staging, { recursive: true, force: true }));
 
-/** `npm pack` of a staged folder into OUTDIR; returns the tarball's path. */
-function pack(dir, expected) {
-  execFileSync("npm", ["pack", "--silent", "--pack-destination", out], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  const tarball = path.join(out, expected);
-  if (!fs.existsSync(tarball)) fail(`npm pack did not write ${expected}`);
-  console.log(tarball);
-  return tarball;
-}
-
-function write(dir, file, text) {
-  fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-  fs.writeFileSync(path.join(dir, file), text);
+function writeJson(file, value) {
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 function copyLicenses(dir) {
   for (const license of LICENSES) fs.copyFileSync(path.join(repoRoot, license), path.join(dir, license));
 }
 
-fs.mkdirSync(out, { recursive: true });
-for (const platform of PLATFORMS) {
-  const dir = path.join(staging, platform.name);
-  const binary = path.join(dir, "bin", "mediagen-mock");
-  fs.mkdirSync(path.dirname(binary), { recursive: true });
-  fs.copyFileSync(values.binary, binary);
-  fs.chmodSync(binary, 0o755);
-  copyLicenses(dir);
-  const { license, repository } = manifest;
-  write(dir, "package.json", `${JSON.stringify({
-    name: platform.name,
-    version,
-    description: `The mediagen-mock binary for ${platform.os}-${platform.cpu}-${platform.libc}; installed by the package mediagen-mock`,
-    license,
-    repository,
-    os: platform.os,
-    cpu: platform.cpu,
-    libc: platform.libc,
-    files: ["bin/mediagen-mock", ...LICENSES],
-    preferUnplugged: true,
-  }, null, 2)}\n`);
-  write(dir, "README.md", `# ${platform.name}\n\nThe \`mediagen-mock\` binary on ${platform.os}-${platform.cpu} (${platform.libc}). Install the package \`mediagen-mock\`, not this one: npm picks this one on a matching machine.\n`);
-  pack(dir, `${platform.name}-${version}.tgz`);
+/** `npm pack` of a staged folder into OUTDIR; checks the tarball's name and returns its path. */
+function pack(dir, expected) {
+  const [packed] = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", out], {
+      cwd: dir,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+  );
+  if (packed.filename !== expected) fail(`npm pack wrote ${packed.filename}, not ${expected}`);
+  return path.join(out, expected);
 }
 
-const main = path.join(staging, "mediagen-mock");
-const files = manifest.files.filter((f) => !CHECKOUT_ONLY.includes(f));
-for (const entry of fs.readdirSync(packageDir)) {
-  if (/\.(js|d\.ts)$/.test(entry) || entry === "README.md") {
-    fs.cpSync(path.join(packageDir, entry), path.join(main, entry));
-  }
+// The platform package: the binary, executable, and what npm needs to pick it.
+const platformDir = path.join(staging, platformName);
+const binaryFile = `bin/mediagen-mock${platform.exe ?? ""}`;
+fs.mkdirSync(path.join(platformDir, "bin"), { recursive: true });
+fs.copyFileSync(values.binary, path.join(platformDir, binaryFile));
+fs.chmodSync(path.join(platformDir, binaryFile), 0o755);
+copyLicenses(platformDir);
+const machine = `${platform.os} ${platform.cpu}${platform.libc ? ` (${platform.libc})` : ""}`;
+writeJson(path.join(platformDir, "package.json"), {
+  name: platformName,
+  version,
+  description: `The mediagen-mock binary for ${machine}, installed by the package mediagen-mock`,
+  license: manifest.license,
+  repository: manifest.repository,
+  os: [platform.os],
+  cpu: [platform.cpu],
+  ...(platform.libc ? { libc: [platform.libc] } : {}),
+  files: [binaryFile, ...LICENSES],
+  preferUnplugged: true,
+});
+fs.writeFileSync(
+  path.join(platformDir, "README.md"),
+  `# ${platformName}\n\nThe \`mediagen-mock\` binary for ${machine}. Install \`mediagen-mock\`, ` +
+    "which names this package under `optionalDependencies`; npm picks it on a matching machine.\n",
+);
+
+// The main package: the files the checkout's package.json lists, without the
+// binary and its install script, and without any script at all.
+const mainDir = path.join(staging, "mediagen-mock");
+const [listed] = JSON.parse(
+  execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    cwd: packageDir,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  }),
+);
+for (const { path: file } of listed.files) {
+  if (CHECKOUT_ONLY.has(file) || file === "package.json") continue;
+  fs.mkdirSync(path.dirname(path.join(mainDir, file)), { recursive: true });
+  fs.copyFileSync(path.join(packageDir, file), path.join(mainDir, file));
 }
-copyLicenses(main);
-const staged = { ...manifest, files: [...files, ...LICENSES] };
+copyLicenses(mainDir);
+const staged = { ...manifest };
+// preinstall and prepack build or place the binary from a checkout; `test`
+// runs files the tarball does not carry.
 delete staged.scripts;
-staged.optionalDependencies = Object.fromEntries(PLATFORMS.map((p) => [p.name, version]));
-write(main, "package.json", `${JSON.stringify(staged, null, 2)}\n`);
-pack(main, `mediagen-mock-${version}.tgz`);
+staged.files = [...manifest.files.filter((f) => !CHECKOUT_ONLY.has(f) && !f.startsWith("!")), ...LICENSES];
+staged.optionalDependencies = Object.fromEntries(RELEASED.map((p) => [`mediagen-mock-${p}`, version]));
+writeJson(path.join(mainDir, "package.json"), staged);
+
+console.log(pack(mainDir, `mediagen-mock-${version}.tgz`));
+console.log(pack(platformDir, `${platformName}-${version}.tgz`));

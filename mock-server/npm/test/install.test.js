@@ -1,7 +1,7 @@
-// What `npm install` runs (scripts/binary.js install) outside the workspace:
-// a binary given by MEDIAGEN_MOCK_BIN is put where package.json's `bin`
-// points; with none, and no cargo workspace around, a clear error names
-// what is missing.
+// What `npm install` of a checkout's package runs (scripts/binary.js install)
+// outside the workspace: a binary given by MEDIAGEN_MOCK_BIN is put at
+// bin/mediagen-mock, where findBinary() and so the launcher look; with none,
+// and no cargo workspace around, a clear error names what is missing.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
