@@ -39,6 +39,9 @@ out="$(cd "$1" && pwd)"
 glibc="2.17"
 target="x86_64-unknown-linux-gnu"
 wheel_tag="manylinux_${glibc/./_}_x86_64"
+# Every file's time in the wheel, the tarballs, the image and the archives: the
+# last commit's, so the same commit gives the same bytes.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
 
 step() { printf '\n--> %s\n' "$*"; }
 
