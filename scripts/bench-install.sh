@@ -7,8 +7,12 @@
 # (scripts/bench.sh keeps it as it stands).
 #
 #   bash scripts/bench-install.sh OUTDIR    # OUTDIR from scripts/dist.sh; about 15 minutes
+#
+# MEDIAGEN_BENCH_SOURCES chooses the source installs (default "pip npm cargo");
+# each compiles the same crate with the same profile from nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo="${PWD}"
 out="$(cd "$1" && pwd)"
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
@@ -48,7 +52,7 @@ source_install() {
         ;;
     npm)
         (cd "${work}" && npm init -y >/dev/null &&
-            CARGO_TARGET_DIR="${work}/target" npm install --no-audit --no-fund --loglevel=error "${PWD}/mock-server/npm")
+            CARGO_TARGET_DIR="${work}/target" npm install --no-audit --no-fund --loglevel=error "${repo}/mock-server/npm")
         answer_from "${work}/node_modules/.bin/mediagen-mock"
         ;;
     cargo)
@@ -59,9 +63,10 @@ source_install() {
     echo $((SECONDS - started))
 }
 echo "== from source: pip, npm and cargo install, each from a cold target dir" >&2
-pip_source="$(source_install pip)"
-npm_source="$(source_install npm)"
-cargo_source="$(source_install cargo)"
+pip_source="not run" npm_source="not run" cargo_source="not run"
+for route in ${MEDIAGEN_BENCH_SOURCES:-pip npm cargo}; do
+    printf -v "${route}_source" '%s' "$(source_install "${route}")"
+done
 
 size() { du -h --apparent-size "$@" | cut -f1; }
 python3 - BENCHMARKS.md <<PY
