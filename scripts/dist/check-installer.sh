@@ -21,13 +21,8 @@ set -euo pipefail
 }
 out="$(cd "$1" && pwd)"
 
-fail() {
-    echo "check-installer: FAILED: $*" >&2
-    exit 1
-}
-step() { printf '\n--> %s\n' "$*"; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 
 if grep -n '@[A-Z0-9_]*@' "${out}/install.sh" >&2; then
     fail "${out}/install.sh has placeholders (above): it is the template, not the installer archives.sh renders"

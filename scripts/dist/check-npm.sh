@@ -14,13 +14,8 @@
 # request (npm install, then node --test, whose one test makes the request).
 set -euo pipefail
 
-fail() {
-    echo "check-npm: FAILED: $*" >&2
-    exit 1
-}
-step() { printf '\n--> %s\n' "$*"; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 size() { awk -v n="$(stat -c %s "$1")" 'BEGIN { if (n >= 1048576) printf "%.1f MiB", n / 1048576; else printf "%.0f KiB", n / 1024 }'; }
 
 [ $# -eq 1 ] && [ -d "$1" ] || {
