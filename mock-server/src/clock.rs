@@ -28,8 +28,6 @@ pub struct ClockView {
     pub time_scale: f64,
 }
 
-/// The one clock behind every delay of the mock: real (optionally scaled) or
-/// manual, moved only by [`Clock::advance`].
 /// A moment at the network edge ([`Clock::edge_time`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EdgeTime {
@@ -39,6 +37,8 @@ pub struct EdgeTime {
     pub real: f64,
 }
 
+/// The one clock behind every delay of the mock: real (optionally scaled) or
+/// manual, moved only by [`Clock::advance`].
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
