@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use mediagen::{Client, Clock, RetryPolicy, Sleep};
 use mediagen_mock_server::LoggedRequest;
 use mediagen_mock_server::{MockServer, NewUser, World};
@@ -71,6 +72,7 @@ impl App {
             .base_url(mock.uri())
             .api_key(&user.api_key)
             .clock(clock.clone())
+            .middleware_client(clock.counting_requests())
             .build()
             .expect("a client");
         Self {
@@ -134,6 +136,8 @@ struct ClockState {
     sleepers: BTreeMap<(Duration, u64), oneshot::Sender<()>>,
     next_seq: u64,
     participants: usize,
+    /// Requests sent and not yet answered: time never moves under one.
+    in_flight: usize,
 }
 
 impl MockClock {
@@ -178,12 +182,22 @@ impl MockClock {
         work.await
     }
 
+    /// An HTTP client that tells this clock when a request is in flight, so
+    /// that time never moves between a request and its answer.
+    pub fn counting_requests(&self) -> reqwest_middleware::ClientWithMiddleware {
+        reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+            .with(counting(self.clone()))
+            .build()
+    }
+
     /// Moves time whenever every participant waits.
     ///
     /// A participant may run several things at once (a batch), and a task woken
     /// by a step may end without waiting again, which nothing announces; so the
-    /// clock also looks again after a short quiet spell. If a task is still in a
-    /// request then, time moves under it, as it would on a real clock.
+    /// clock also looks again after a short quiet spell with no request in
+    /// flight. An answer starts the spell again, so that what the answer sets
+    /// off (a batch's create once a read shows a slot free) happens at the
+    /// answer's instant.
     async fn drive(&self) {
         loop {
             let notified = self.inner.changed.notified();
@@ -199,6 +213,7 @@ impl MockClock {
                 continue;
             }
             tokio::select! {
+                biased;
                 () = &mut notified => continue,
                 () = tokio::time::sleep(QUIET) => self.step(),
             }
@@ -210,7 +225,10 @@ impl MockClock {
     fn step(&self) {
         let due = {
             let mut state = self.state();
-            if state.participants == 0 || state.sleepers.len() < state.participants {
+            if state.participants == 0
+                || state.in_flight > 0
+                || state.sleepers.len() < state.participants
+            {
                 return;
             }
             let Some(&(wake, _)) = state.sleepers.keys().next() else {
@@ -241,6 +259,44 @@ impl MockClock {
 }
 
 struct Participant(MockClock);
+
+/// A middleware that holds `clock` while a request is in flight.
+fn counting(
+    clock: MockClock,
+) -> impl for<'a> Fn(
+    reqwest::Request,
+    &'a mut http::Extensions,
+    reqwest_middleware::Next<'a>,
+) -> BoxFuture<'a, reqwest_middleware::Result<reqwest::Response>>
++ Send
++ Sync
++ 'static {
+    move |request, extensions, next| {
+        let sent = InFlight::start(clock.clone());
+        Box::pin(async move {
+            let answer = next.run(request, extensions).await;
+            drop(sent);
+            answer
+        })
+    }
+}
+
+/// A request in flight on a [`MockClock`], from sending to its answer.
+struct InFlight(MockClock);
+
+impl InFlight {
+    fn start(clock: MockClock) -> Self {
+        clock.state().in_flight += 1;
+        Self(clock)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.state().in_flight -= 1;
+        self.0.changed();
+    }
+}
 
 impl Drop for Participant {
     fn drop(&mut self) {
