@@ -1,5 +1,5 @@
 //! Requests per second of the mock's `GET /v1/generations/{id}` and
-//! `POST /v1/generations`, beside a bare axum handler answering a similar JSON,
+//! `POST /v1/generations`, beside a bare axum handler answering the mock's JSON,
 //! all driven by `wrk` in another process in the same run.
 //!
 //! ```text
@@ -18,14 +18,28 @@
 //! requests per second, and as the CPU time this process (the mocks; wrk runs
 //! apart) spends per request, which the other tenants of a shared host move
 //! far less than they move a rate.
+//!
+//! The bare handler answers the mock's own answer to the GET (captured from
+//! the mock at start-up: the same keys and values, serialized anew for each
+//! request; the mock's request id and rate-limit headers stay the mock's own
+//! cost), and is measured twice in each round: in this process, on the
+//! runtime the mocks run on, and in a process of its own, so that neither
+//! shares a process with the other. The second is this binary run again with
+//! `MEDIAGEN_BENCH_BARE_SERVER=1`: it serves the bare handler only, prints its
+//! address and stops when its stdin closes or this process kills it. Each
+//! mock's rate is given against both: what the mock's code costs beyond
+//! axum's, and that with the sharing of one process taken out.
 
 mod common;
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 
 use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mediagen_mock_server::MockServer;
 use serde_json::{Value, json};
@@ -33,22 +47,82 @@ use tokio::net::TcpListener;
 
 const USERS: usize = 2_000;
 
-async fn bare_generation() -> Json<Value> {
-    Json(json!({
-        "id": "0b7a3c4e-8f1d-4c2a-9e5b-7d6f1a2b3c4d",
-        "status": "SUCCEEDED",
-        "modelSlug": "flux-schnell",
-        "mediaType": "IMAGE",
-        "prompt": "a lighthouse at dusk",
-        "params": {"aspect_ratio": "16:9"},
-        "costRub": 2.5,
-        "outputUrls": ["http://127.0.0.1/outputs/0b7a3c4e-8f1d-4c2a-9e5b-7d6f1a2b3c4d/0.png"],
-        "errorCode": null,
-        "errorMessage": null,
-        "createdAt": "2026-11-22T10:00:00.000Z",
-        "startedAt": "2026-11-22T10:00:01.000Z",
-        "finishedAt": "2026-11-22T10:00:05.000Z"
-    }))
+/// Set (to anything) in the bare server's process: `main` serves the bare
+/// handler only.
+const BARE_SERVER: &str = "MEDIAGEN_BENCH_BARE_SERVER";
+/// The JSON the bare server answers, handed to its process.
+const BARE_BODY: &str = "MEDIAGEN_BENCH_BARE_BODY";
+
+/// The mock's answer to a GET, serialized for each request as the mock
+/// serializes its own.
+async fn bare_generation(State(body): State<Arc<Value>>) -> Response {
+    Json(&*body).into_response()
+}
+
+fn bare_router(body: Arc<Value>) -> axum::Router {
+    axum::Router::new()
+        .route("/v1/generations/{id}", get(bare_generation))
+        .with_state(body)
+}
+
+/// `main` of the bare server's process: serves the JSON of `BARE_BODY` on
+/// 127.0.0.1:0, prints the address on stdout, and returns once stdin closes
+/// (the bench ended, whichever way it ended).
+fn bare_server() {
+    let body: Value = std::env::var(BARE_BODY)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| panic!("{BARE_BODY} holds no JSON"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let addr = runtime.block_on(serve(bare_router(Arc::new(body))));
+    println!("{addr}");
+    std::io::stdout().flush().expect("print the address");
+    std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).ok();
+}
+
+/// The bare server's process, killed when this is dropped, a panic's unwinding
+/// included; should this process die without unwinding, the child's stdin
+/// closes and it stops by itself.
+struct BareProcess {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl BareProcess {
+    fn start(body: &Value) -> Self {
+        let exe = std::env::current_exe().expect("this bench's path");
+        let child = Command::new(exe)
+            .env(BARE_SERVER, "1")
+            .env(BARE_BODY, body.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the bare server's process");
+        // Guarded from here on: a failure to read the address kills it.
+        let mut process = Self {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let mut line = String::new();
+        BufReader::new(process.child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("read the bare server's address");
+        process.addr = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the bare server printed {line:?}, not an address"));
+        process
+    }
+}
+
+impl Drop for BareProcess {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
 }
 
 async fn serve(router: axum::Router) -> SocketAddr {
@@ -182,6 +256,23 @@ impl Target {
         }
     }
 
+    /// The mock's answer to `GET /v1/generations/{id}`, as JSON.
+    async fn answer(&self, generation_id: &str) -> Value {
+        reqwest::Client::new()
+            .get(format!(
+                "{}/v1/generations/{generation_id}",
+                self.mock.uri()
+            ))
+            .bearer_auth(&self.keys[0])
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .expect("read a generation")
+            .json()
+            .await
+            .expect("json")
+    }
+
     /// A generation to read, made anew for each round: the creates of the
     /// round before push older ones out of the mock's retention bound.
     async fn fresh_generation(&self) -> String {
@@ -211,7 +302,21 @@ impl Target {
     }
 }
 
+/// Which run of a round.
+#[derive(Clone, Copy)]
+enum Step {
+    Bare,
+    BareProcess,
+    Get,
+    GetOff,
+    Post,
+    PostOff,
+}
+
 fn main() {
+    if std::env::var_os(BARE_SERVER).is_some() {
+        return bare_server();
+    }
     let seconds = common::env_number("MEDIAGEN_BENCH_SECONDS", 3);
     let rounds = common::env_number("MEDIAGEN_BENCH_ROUNDS", 11) as usize;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -223,42 +328,89 @@ fn main() {
 
     // The mock as it runs (the verdict's bookkeeping on), and the same mock
     // without the verdict: its cost on the request path, in the same run.
-    let (on, off, bare_addr) = runtime.block_on(async {
+    // The bare handler answers what the mock answers to the GET, once the
+    // generation has finished, as the rounds' generations have by the time
+    // most of their reads arrive.
+    let (on, off, body, bare_addr) = runtime.block_on(async {
         let on = Target::start(true, &dir).await;
         let off = Target::start(false, &dir).await;
-        let bare = axum::Router::new().route("/v1/generations/{id}", get(bare_generation));
-        (on, off, serve(bare).await)
+        let generation_id = on.fresh_generation().await;
+        let mut body = on.answer(&generation_id).await;
+        for _ in 0..100 {
+            if !body["finishedAt"].is_null() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            body = on.answer(&generation_id).await;
+        }
+        assert_eq!(
+            body["status"], "SUCCEEDED",
+            "the generation to copy: {body}"
+        );
+        let body = Arc::new(body);
+        let bare_addr = serve(bare_router(Arc::clone(&body))).await;
+        (on, off, body, bare_addr)
     });
+    let bare_process = BareProcess::start(&body);
+    eprintln!(
+        "the bare handler answers the mock's GET: {} bytes of JSON, {} keys",
+        body.to_string().len(),
+        body.as_object().map_or(0, serde_json::Map::len)
+    );
 
-    let (mut bare, mut get, mut get_off, mut post, mut post_off) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut bare, mut bare_apart, mut get, mut get_off, mut post, mut post_off) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for round in 1..=rounds {
         let generation_id = runtime.block_on(on.fresh_generation());
         let generation_off = runtime.block_on(off.fresh_generation());
-        // The runs a ratio compares go back to back (bare and GET, GET with
-        // and without the verdict, POST with and without it), and which of
-        // them goes first alternates by round: the host's noise, which moves
-        // over seconds, hits both sides of each ratio alike and favours
-        // neither.
-        let bare_url = format!("http://{bare_addr}/v1/generations/{generation_id}");
-        if round % 2 == 1 {
-            bare.push(wrk(&bare_url, seconds, None));
-            get.push(on.get(&generation_id, seconds));
-            get_off.push(off.get(&generation_off, seconds));
-            post.push(on.post(seconds));
-            post_off.push(off.post(seconds));
+        // The runs a ratio compares go back to back (the bare handlers and
+        // GET, GET with and without the verdict, POST with and without it),
+        // and which of them goes first alternates by round: the host's noise,
+        // which moves over seconds, hits both sides of each ratio alike and
+        // favours neither. Which bare handler runs next to GET alternates by
+        // pairs of rounds.
+        let (near, far) = if (round - 1) / 2 % 2 == 0 {
+            (Step::BareProcess, Step::Bare)
         } else {
-            get_off.push(off.get(&generation_off, seconds));
-            get.push(on.get(&generation_id, seconds));
-            bare.push(wrk(&bare_url, seconds, None));
-            post_off.push(off.post(seconds));
-            post.push(on.post(seconds));
+            (Step::Bare, Step::BareProcess)
+        };
+        let mut reads = [far, near, Step::Get, Step::GetOff];
+        let mut creates = [Step::Post, Step::PostOff];
+        if round % 2 == 0 {
+            reads.reverse();
+            creates.reverse();
+        }
+        let bare_path = format!("/v1/generations/{generation_id}");
+        for step in reads.into_iter().chain(creates) {
+            match step {
+                Step::Bare => bare.push(wrk(
+                    &format!("http://{bare_addr}{bare_path}"),
+                    seconds,
+                    None,
+                )),
+                Step::BareProcess => bare_apart.push(wrk(
+                    &format!("http://{}{bare_path}", bare_process.addr),
+                    seconds,
+                    None,
+                )),
+                Step::Get => get.push(on.get(&generation_id, seconds)),
+                Step::GetOff => get_off.push(off.get(&generation_off, seconds)),
+                Step::Post => post.push(on.post(seconds)),
+                Step::PostOff => post_off.push(off.post(seconds)),
+            }
         }
         let last = |runs: &[Run]| runs[round - 1];
         eprintln!(
-            "round {round}/{rounds}: bare {:.0}, GET {:.0} (no verdict {:.0}), POST {:.0} (no verdict {:.0}) req/s; \
+            "round {round}/{rounds}: bare {:.0} (own process {:.0}), GET {:.0} (no verdict {:.0}), POST {:.0} (no verdict {:.0}) req/s; \
              CPU µs/request GET {:.2} ({:.2}), POST {:.2} ({:.2})",
             last(&bare).rps,
+            last(&bare_apart).rps,
             last(&get).rps,
             last(&get_off).rps,
             last(&post).rps,
@@ -269,8 +421,8 @@ fn main() {
             last(&post_off).cpu_us,
         );
     }
+    drop(bare_process);
     std::fs::remove_dir_all(&dir).ok();
-
     // Each round's ratio is taken between runs of the same round, seconds
     // apart: the host's noise moves both, so the median ratio holds still
     // where the medians of the rates alone need not come from one moment.
@@ -301,6 +453,32 @@ fn main() {
         mid(&post, rate),
         ratio(&post, &bare, rate)
     );
+    println!();
+    println!(
+        "| vs the bare handler in this process and in one of its own (same run, median of the rounds' ratios) | requests/s | / bare, this process | / bare, own process |"
+    );
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| bare axum handler, the mock's GET JSON, in this process | {:.0} | 1.00 | {:.2} |",
+        mid(&bare, rate),
+        ratio(&bare, &bare_apart, rate)
+    );
+    println!(
+        "| bare axum handler, the mock's GET JSON, in a process of its own | {:.0} | {:.2} | 1.00 |",
+        mid(&bare_apart, rate),
+        ratio(&bare_apart, &bare, rate)
+    );
+    for (name, runs) in [
+        ("mock GET /v1/generations/{id}", &get),
+        ("mock POST /v1/generations", &post),
+    ] {
+        println!(
+            "| {name} | {:.0} | {:.2} | {:.2} |",
+            mid(runs, rate),
+            ratio(runs, &bare, rate),
+            ratio(runs, &bare_apart, rate)
+        );
+    }
     println!();
     println!(
         "| the verdict's bookkeeping (same run, median of the rounds' ratios) | without: requests/s | with / without | without: CPU µs per request | with / without |"
