@@ -12,126 +12,19 @@
 //! shared with the other processes of the host when it can be (`shared.rs`).
 
 mod shared;
+mod window;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::HeaderMap;
 
+use self::window::Table;
 use crate::clock::Clock;
 use crate::limits::{LimitScope, RateLimit};
 
 pub(crate) use self::shared::default_dir;
-
-/// What the client knows of one limit's current window.
-#[derive(Debug, Clone)]
-struct Window {
-    scope: LimitScope,
-    limit: u32,
-    /// Requests the client may still send in the window, after taking off those it
-    /// sent since the last answer; `None` before the first answer.
-    remaining: Option<u32>,
-    /// When the window resets; `None` when unknown.
-    reset_at: Option<Instant>,
-    /// Requests sent and not answered yet.
-    in_flight: u32,
-    last: Option<RateLimit>,
-}
-
-impl Window {
-    fn new(scope: LimitScope) -> Self {
-        Self {
-            scope,
-            limit: scope.default_limit(),
-            remaining: None,
-            reset_at: None,
-            in_flight: 0,
-            last: None,
-        }
-    }
-
-    /// Forgets a window that has reset. Requests still in flight may count in
-    /// the new one, so they are taken off it.
-    fn roll(&mut self, now: Instant) {
-        if self.reset_at.is_some_and(|at| now >= at) {
-            self.remaining = Some(self.limit.saturating_sub(self.in_flight));
-            self.reset_at = None;
-        }
-    }
-
-    /// How long to hold a request back; zero when it may go now.
-    fn wait(&self, now: Instant) -> Duration {
-        let free = match self.remaining {
-            Some(remaining) => remaining > 0,
-            // Nothing heard yet: at most the documented limit at once.
-            None => self.in_flight < self.limit,
-        };
-        if free {
-            return Duration::ZERO;
-        }
-        match self.reset_at {
-            Some(at) => at.saturating_duration_since(now),
-            // The window reset and every slot is taken by requests in flight: their
-            // answers will say more. Check again shortly.
-            None => Duration::from_millis(250).min(self.scope.window()),
-        }
-    }
-
-    fn take(&mut self) {
-        self.in_flight += 1;
-        if let Some(remaining) = &mut self.remaining {
-            *remaining = remaining.saturating_sub(1);
-        }
-    }
-
-    fn answered(&mut self, now: Instant, seen: Option<RateLimit>) {
-        self.in_flight = self.in_flight.saturating_sub(1);
-        let Some(seen) = seen else {
-            return;
-        };
-        self.last = Some(seen);
-        self.limit = seen.limit;
-        let reset_at = now + seen.reset;
-        // Requests still in flight may not be counted in `seen.remaining` yet.
-        let fresh = seen.remaining.saturating_sub(self.in_flight);
-        // `x-ratelimit-reset` is whole seconds, rounded up, and answers arrive out
-        // of order: an answer whose reset is within a couple of seconds of the one
-        // known belongs to the same window, and the lower count wins. Each answer
-        // says the window resets at the latest `reset` after it was received, so
-        // the earliest of those bounds is the closest: many answers in one window
-        // narrow the rounding down to the time between two of them.
-        match self.reset_at {
-            // An answer from a window that has reset since: nothing new.
-            Some(known) if reset_at + Duration::from_secs(2) < known => {}
-            Some(known) if reset_at <= known + Duration::from_secs(2) => {
-                self.remaining = Some(self.remaining.map_or(fresh, |r| r.min(fresh)));
-                self.reset_at = Some(known.min(reset_at));
-            }
-            _ => {
-                self.remaining = Some(fresh);
-                self.reset_at = Some(reset_at);
-            }
-        }
-    }
-}
-
-/// What a pace knows of the service's limits.
-#[derive(Debug, Default)]
-struct Table {
-    windows: HashMap<LimitScope, Window>,
-    /// Generations being awaited by every client sharing the pace.
-    waiters: u32,
-}
-
-impl Table {
-    fn window(&mut self, scope: LimitScope) -> &mut Window {
-        self.windows
-            .entry(scope)
-            .or_insert_with(|| Window::new(scope))
-    }
-}
 
 #[derive(Debug)]
 struct State {
@@ -384,6 +277,7 @@ impl Drop for WaiterGuard {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::window::Window;
     use super::*;
     use crate::clock::Sleep;
 

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use self::file::{create_dir, open_regular, read_all, write_all_at_start};
 use self::format::{Counts, Document, Entry, Now, Owner, STATE_FILE, parse, record, window};
 use self::slot::{Slot, slot_held};
-use super::Table;
+use super::window::Table;
 use crate::limits::LimitScope;
 
 pub(crate) use self::file::default_dir;
@@ -294,8 +294,8 @@ mod tests {
 
     use super::format::FORMAT;
     use super::*;
-    use crate::rate_limit::Window;
     use crate::rate_limit::tests::{Frozen, LONG, general, headers};
+    use crate::rate_limit::window::Window;
     use crate::rate_limit::{Pacer, Scopes};
 
     const ORIGIN: &str = "http://127.0.0.1:9";

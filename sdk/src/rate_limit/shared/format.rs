@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::slot::{SLOTS, Slot};
 use crate::limits::{LimitScope, RateLimit};
-use crate::rate_limit::Window;
+use crate::rate_limit::window::Window;
 
 /// The format of the state file; another version of the SDK that writes
 /// another format names its file after it, so the two never fight over one.
