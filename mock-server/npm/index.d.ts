@@ -78,6 +78,8 @@ export interface LoggedRequest {
   at: string;
   method: string;
   path: string;
+  /** The `operationId` of the service's operation; `null` for a path the contract lacks. */
+  operationId?: string | null;
   /** `null` when the connection was dropped by a fault. */
   status: number | null;
   ip?: string;

@@ -4,6 +4,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
+use mediagen_openapi::operations::LimitScope;
 use mediagen_openapi::sets::ErrorCode as Code;
 use serde_json::{Value, json};
 
@@ -110,11 +111,12 @@ pub enum ApiError {
     Injected(InjectedError),
 }
 
-/// A windowed limit that refused a request: its size and the wait it tells.
+/// A windowed limit that refused a request: which one, and the wait it tells.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
-    /// Requests per window.
-    pub limit: u32,
+    /// The limit; an answer it refused carries it in its extensions, for the
+    /// verdict.
+    pub scope: LimitScope,
     /// Real seconds until it opens again.
     pub retry_after: u64,
 }
@@ -241,7 +243,10 @@ impl ApiError {
             Self::RateLimited {
                 window: Some(window),
                 ..
-            } => Some(json!({"retryAfter": window.retry_after, "limit": window.limit})),
+            } => Some(json!({
+                "retryAfter": window.retry_after,
+                "limit": window.scope.default_limit(),
+            })),
             Self::PayloadTooLarge { limit } => Some(json!({"maxSizeBytes": limit})),
             Self::DailyCapExceeded { limit, .. } => Some(json!({"limit": limit.0 / 100})),
             Self::ModerationRepeatBlocked {
@@ -305,6 +310,13 @@ impl IntoResponse for ApiError {
         response
             .extensions_mut()
             .insert(ErrorCode(self.code().to_owned()));
+        if let Self::RateLimited {
+            window: Some(window),
+            ..
+        } = &self
+        {
+            response.extensions_mut().insert(window.scope);
+        }
         if let Some(secs) = self.retry_after() {
             response
                 .headers_mut()
@@ -352,11 +364,12 @@ impl ControlError {
     /// The `code` of the envelope the control API answers it in.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Invalid { .. } => "VALIDATION_ERROR",
-            Self::NotFound(_) => "NOT_FOUND",
-            Self::Conflict(_) => "CONFLICT_ERROR",
-            Self::TooManyWorlds(_) => "RATE_LIMIT_ERROR",
+            Self::Invalid { .. } => Code::ValidationError,
+            Self::NotFound(_) => Code::NotFound,
+            Self::Conflict(_) => Code::ConflictError,
+            Self::TooManyWorlds(_) => Code::RateLimitError,
         }
+        .as_str()
     }
 
     /// A 400 naming the one member at `path` that is wrong, refused by `keyword`.

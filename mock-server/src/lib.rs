@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod extract;
 pub mod judge;
+mod judged;
 mod refusal;
 mod render;
 mod routes;
@@ -52,6 +53,8 @@ pub use domain::money::Kopecks;
 pub use domain::outcome::{ForcedOutcome, OutcomeKind};
 pub use error::ControlError;
 pub use events::{Event, EventKind, EventStream, Missed};
+/// The contract's operations, which the request log names ([`LoggedRequest::operation`]).
+pub use mediagen_openapi::operations::OperationId;
 pub use server::{MockServer, MockServerBuilder};
 pub use store::{KeyView, LoggedRequest, NewUser, OutboxMessage};
 pub use verdict::{Checked, Endpoint, Finding, Severity, Strict, UnknownRule, Verdict, known_ids};

@@ -3,6 +3,7 @@
 //! `VALIDATION_ERROR`). A handler returns the domain's refusal and ends in `?`;
 //! adding a refusal touches its rule and its conversion here, nothing else.
 
+use mediagen_openapi::operations::LimitScope;
 use serde_json::json;
 
 use crate::contract::FieldError;
@@ -14,7 +15,6 @@ use crate::domain::file::{self, UploadError, UploadRefusal};
 use crate::domain::generation::CreateRefusal;
 use crate::domain::idempotency::{BadKey, MAX_KEY_LEN};
 use crate::domain::money::FinerThanKopeck;
-use crate::domain::rate_limit::TOPUP;
 use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::domain::webhook::{EVENT_FILTERS, EndpointRefusal, MAX_ENDPOINTS};
 use crate::error::{ApiError, Window};
@@ -146,7 +146,7 @@ impl From<BillingRefusal> for ApiError {
             BillingRefusal::TooManyTopups { retry_after } => Self::RateLimited {
                 message,
                 window: Some(Window {
-                    limit: TOPUP.max,
+                    scope: LimitScope::Topup,
                     retry_after,
                 }),
             },

@@ -2,8 +2,13 @@
 
 use serde_json::{Map, Value};
 
-// Written by `cargo codegen` from openapi.json (src/bin/generate/sets.rs); CI
-// compares it byte for byte, so rustfmt leaves it as written.
+mod lookup;
+pub mod policy;
+
+// Written by `cargo codegen` from openapi.json (src/bin/generate/operations.rs
+// and sets.rs); CI compares them byte for byte, so rustfmt leaves them as written.
+#[rustfmt::skip]
+pub mod operations;
 #[rustfmt::skip]
 pub mod sets;
 

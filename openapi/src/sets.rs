@@ -577,6 +577,40 @@ impl ErrorCode {
             Self::BillingTimeout => 502,
         }
     }
+
+    /// Whether an answer with this code is worth trying again, and how.
+    pub const fn retry(self) -> crate::policy::Retry {
+        match self {
+            Self::AuthenticationError => crate::policy::Retry::Never,
+            Self::AuthorizationError => crate::policy::Retry::Never,
+            Self::ValidationError => crate::policy::Retry::Never,
+            Self::NotFound => crate::policy::Retry::Never,
+            Self::ModelNotAvailable => crate::policy::Retry::Never,
+            Self::ModelUnavailable => crate::policy::Retry::Never,
+            Self::UnsupportedMediaType => crate::policy::Retry::Never,
+            Self::PayloadTooLarge => crate::policy::Retry::Never,
+            Self::InsufficientBalance => crate::policy::Retry::Never,
+            Self::MarginGuard => crate::policy::Retry::Never,
+            Self::PaymentError => crate::policy::Retry::Backoff,
+            Self::ReservationExpired => crate::policy::Retry::Never,
+            Self::RateLimitError => crate::policy::Retry::AfterRetryAfter,
+            Self::DailyCapExceeded => crate::policy::Retry::AfterRetryAfter,
+            Self::ConflictError => crate::policy::Retry::Never,
+            Self::ModerationRepeatBlocked => crate::policy::Retry::Never,
+            Self::ProviderError => crate::policy::Retry::Backoff,
+            Self::UpstreamCircuitOpen => crate::policy::Retry::Backoff,
+            Self::ServiceUnavailable => crate::policy::Retry::Backoff,
+            Self::OutputFetchFailed => crate::policy::Retry::Backoff,
+            Self::GatewayClientError => crate::policy::Retry::Backoff,
+            Self::WebhookDeliveryError => crate::policy::Retry::Backoff,
+            Self::MessengerNotConfigured => crate::policy::Retry::Never,
+            Self::InternalError => crate::policy::Retry::Backoff,
+            Self::GatewayTimeout => crate::policy::Retry::Backoff,
+            Self::GatewayUnavailable => crate::policy::Retry::Backoff,
+            Self::BillingUnavailable => crate::policy::Retry::Backoff,
+            Self::BillingTimeout => crate::policy::Retry::Backoff,
+        }
+    }
 }
 
 impl core::fmt::Display for ErrorCode {

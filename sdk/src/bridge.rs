@@ -29,7 +29,7 @@ impl ClientHooks<Transport> for generated::Client {
         info: &OperationInfo,
     ) -> reqwest::Result<reqwest::Response> {
         let shared = &self.inner.shared;
-        let operation = match OperationId::find(info.operation_id) {
+        let operation = match OperationId::from_operation_id(info.operation_id) {
             Some(id) => Operation::of(id),
             // The table is written from the same contract as this client.
             None => Operation::unlisted(request.method()),

@@ -46,7 +46,8 @@ impl RateLimit {
     }
 }
 
-/// Which limit of the service a request counts against (Limits).
+/// Which limit of the service a request counts against (Limits): the
+/// contract's `x-rate-limits`, with each limit's size and window.
 ///
 /// ```
 /// use mediagen::LimitScope;
@@ -54,75 +55,7 @@ impl RateLimit {
 /// assert_eq!(LimitScope::General.default_limit(), 60);
 /// assert_eq!(LimitScope::Topup.window().as_secs(), 600);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LimitScope {
-    /// 60 requests a minute per IP address: every route.
-    General,
-    /// `POST /v1/files`: 20 a minute per IP address.
-    Files,
-    /// `POST /v1/auth/magic-link/request`: 10 a minute per IP address.
-    MagicLink,
-    /// The invoice PDF and closing act: 30 a minute per IP address.
-    InvoiceDocuments,
-    /// `POST /v1/billing/topup`: 5 per 600 seconds per user.
-    Topup,
-}
-
-impl LimitScope {
-    /// The limit the service document gives, used until an answer reports the real one.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::LimitScope::Files.default_limit(), 20);
-    /// ```
-    pub fn default_limit(self) -> u32 {
-        match self {
-            Self::General => 60,
-            Self::Files => 20,
-            Self::MagicLink => 10,
-            Self::InvoiceDocuments => 30,
-            Self::Topup => 5,
-        }
-    }
-
-    /// The length of the limit's window.
-    ///
-    /// ```
-    /// assert_eq!(mediagen::LimitScope::General.window().as_secs(), 60);
-    /// ```
-    pub fn window(self) -> Duration {
-        match self {
-            Self::Topup => Duration::from_secs(600),
-            _ => Duration::from_secs(60),
-        }
-    }
-
-    /// Every limit, in the order of the document.
-    pub(crate) const ALL: [Self; 5] = [
-        Self::General,
-        Self::Files,
-        Self::MagicLink,
-        Self::InvoiceDocuments,
-        Self::Topup,
-    ];
-
-    /// The limit's name where a file written by one version of the SDK is read
-    /// by another: the shared pace's state file (`rate_limit/shared.rs`).
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            Self::General => "general",
-            Self::Files => "files",
-            Self::MagicLink => "magic_link",
-            Self::InvoiceDocuments => "invoice_documents",
-            Self::Topup => "topup",
-        }
-    }
-
-    /// The limit a [`key`](Self::key) names.
-    pub(crate) fn from_key(key: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|scope| scope.key() == key)
-    }
-}
+pub use mediagen_openapi::operations::LimitScope;
 
 pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers

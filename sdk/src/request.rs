@@ -8,7 +8,7 @@ use http::{HeaderMap, Method, StatusCode};
 use crate::call::Call;
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::operation::{Operation, OperationId};
+use crate::operation::Operation;
 use crate::side_channel;
 
 /// The answer to [`Client::request`]: a status below 400, its headers and body.
@@ -84,10 +84,7 @@ impl Client {
                 );
                 *request.body_mut() = Some(bytes.into());
             }
-            let operation = match OperationId::of_request(&method, &path) {
-                Some(id) => Operation::of(id),
-                None => Operation::unlisted(&method),
-            };
+            let operation = Operation::of_request(&method, &path);
             let shared = self.shared();
             let options = side_channel::options(&shared.defaults);
             shared.prepare(&mut request, &operation, &options);

@@ -264,7 +264,7 @@ pub(crate) fn decide_transport(error: &reqwest::Error, repeat: Repeat) -> Decisi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::operation::OperationId;
+    use crate::operation::{Operation, OperationId};
 
     #[test]
     fn the_default_caps_are_the_documents_one_two_four_eight_seconds() {
@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_post_that_may_have_acted_is_never_repeated_after_a_5xx() {
-        let once = OperationId::CreateTopup.repeat();
+        let once = Operation::of(OperationId::CreateTopup).repeat;
         for (status, code) in [
             (500, "INTERNAL_ERROR"),
             (502, "GATEWAY_TIMEOUT"),
@@ -354,7 +354,7 @@ mod tests {
         for repeat in [
             Repeat::Safe,
             Repeat::Keyed,
-            OperationId::CreateTopup.repeat(),
+            Operation::of(OperationId::CreateTopup).repeat,
         ] {
             assert_eq!(
                 decide(&limited, repeat),
@@ -384,7 +384,7 @@ mod tests {
             Decision::Retry { .. }
         ));
         assert_eq!(decide(&conflict, Repeat::Safe), Decision::Stop);
-        let once = OperationId::CancelGeneration.repeat();
+        let once = Operation::of(OperationId::CancelGeneration).repeat;
         assert_eq!(decide(&conflict, once), Decision::Stop);
     }
 

@@ -24,7 +24,7 @@ use crate::clock::Clock;
 use crate::error::{ApiError, Error, Result};
 use crate::host::Host;
 use crate::hub::Hub;
-use crate::operation::{Operation, Repeat};
+use crate::operation::{Operation, OperationId, Repeat};
 use crate::options::RequestOptions;
 use crate::rate_limit::Scopes;
 use crate::retry::{self, Decision, RetryPolicy};
@@ -162,10 +162,11 @@ pub(crate) fn span(
         request_id = Empty,
         generation_id = Empty,
     );
-    if operation
-        .template()
-        .is_some_and(|t| t.starts_with("/v1/generations/{id}"))
-        && let Some(id) = url.path_segments().and_then(|mut s| s.nth(2))
+    // The operations on one generation carry its id in their path.
+    if matches!(
+        operation.id,
+        Some(OperationId::GetGeneration | OperationId::CancelGeneration)
+    ) && let Some(id) = url.path_segments().and_then(|mut s| s.nth(2))
     {
         span.record("generation_id", id);
     }

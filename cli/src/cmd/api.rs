@@ -6,6 +6,8 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context as _;
+use mediagen_openapi::operations::OperationId;
+use mediagen_openapi::policy::Repeat;
 use reqwest::Method;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -38,7 +40,7 @@ pub async fn run(ctx: &Context, args: ApiArgs) -> anyhow::Result<()> {
     // with it returns the generation the first run made instead of paying for a
     // second (rule 7 of POST /v1/generations). Other requests that may act (a
     // top-up, an invoice) are never repeated by the SDK, and end in OUTCOME_UNKNOWN.
-    let key = (creates_generation(&method, &path)
+    let key = (takes_a_key(&method, &path)
         && !headers
             .iter()
             .any(|(name, _)| name.eq_ignore_ascii_case("idempotency-key")))
@@ -81,10 +83,10 @@ pub async fn run(ctx: &Context, args: ApiArgs) -> anyhow::Result<()> {
     Err(anyhow::Error::new(failure).context(format!("while sending {method} {path}")))
 }
 
-/// Whether the request is `POST /v1/generations`, which starts a paid generation.
-fn creates_generation(method: &Method, path: &str) -> bool {
-    let path = path.split('?').next().unwrap_or(path);
-    method == Method::POST && path.trim_end_matches('/') == "/v1/generations"
+/// Whether the contract says the request carries an `Idempotency-Key`
+/// (`x-repeat: keyed`): a create, which starts a paid generation.
+fn takes_a_key(method: &Method, path: &str) -> bool {
+    OperationId::from_path(method.as_str(), path).is_some_and(|op| op.repeat() == Repeat::Keyed)
 }
 
 /// The body from a file, or from stdin for `-`.
@@ -197,13 +199,11 @@ mod tests {
     }
 
     #[test]
-    fn only_post_v1_generations_starts_a_generation() {
-        assert!(creates_generation(&Method::POST, "/v1/generations"));
-        assert!(creates_generation(&Method::POST, "/v1/generations/?x=1"));
-        assert!(!creates_generation(
-            &Method::POST,
-            "/v1/generations/estimate"
-        ));
-        assert!(!creates_generation(&Method::GET, "/v1/generations"));
+    fn only_post_v1_generations_takes_a_key() {
+        assert!(takes_a_key(&Method::POST, "/v1/generations"));
+        assert!(takes_a_key(&Method::POST, "/v1/generations/?x=1"));
+        assert!(!takes_a_key(&Method::POST, "/v1/generations/estimate"));
+        assert!(!takes_a_key(&Method::GET, "/v1/generations"));
+        assert!(!takes_a_key(&Method::POST, "/v1/billing/topup"));
     }
 }

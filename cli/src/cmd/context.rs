@@ -79,7 +79,7 @@ impl Context {
                 (None, true) => {
                     return Err(Failure::new(
                         Exit::Authentication,
-                        "AUTHENTICATION_ERROR",
+                        mediagen::ErrorCode::AuthenticationError.as_str(),
                         "no API key is set",
                     )
                     .hint(

@@ -38,7 +38,7 @@ pub async fn run(ctx: &Context, slug: Option<String>) -> anyhow::Result<()> {
     let Some(model) = catalog.model(&slug).await? else {
         return Err(Failure::new(
             Exit::Other,
-            "NOT_FOUND",
+            mediagen::ErrorCode::NotFound.as_str(),
             format!("no model `{slug}` in the catalog"),
         )
         .hint(format!("`{}` lists the models", ctx.command("models")))

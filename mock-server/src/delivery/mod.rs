@@ -77,7 +77,7 @@ async fn attempt(state: &AppState, message_id: Uuid, trigger: Trigger) {
     if wake {
         state.worker_notify().notify_one();
     }
-    crate::routes::judged::delivery(state, &judged);
+    crate::judged::delivery(state, &judged);
 }
 
 /// The error of an attempt the receiver did not answer in time.

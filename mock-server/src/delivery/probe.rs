@@ -115,7 +115,7 @@ async fn send(
         Err(_) => super::failed("signing failed".into()),
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    crate::routes::judged::delivery(
+    crate::judged::delivery(
         state,
         &DeliverySeen {
             message_id: id,

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::UserId;
 use super::ledger::Entry;
 use super::money::Kopecks;
-use super::rate_limit::TOPUP;
+use mediagen_openapi::operations::LimitScope;
 
 /// The daily top-up cap per user and UTC day (the contract's design).
 pub const DAILY_TOPUP_CAP: Kopecks = Kopecks(300_000 * 100);
@@ -79,8 +79,8 @@ pub enum BillingRefusal {
     /// the client is told to wait this many real seconds.
     #[error(
         "At most {} top-ups per {} seconds; retry after {} s",
-        TOPUP.max,
-        TOPUP.window_secs,
+        LimitScope::Topup.default_limit(),
+        LimitScope::Topup.window_secs(),
         .retry_after
     )]
     TooManyTopups { retry_after: u64 },

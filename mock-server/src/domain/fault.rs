@@ -5,6 +5,7 @@
 //! A rule is the same whether it comes from `POST /_mock/faults`, the library
 //! ([`Fault`]), a `[[fault]]` table of the configuration or a `--fault` flag.
 
+use mediagen_openapi::sets::ErrorCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -66,8 +67,8 @@ impl InjectedError {
     ) -> Result<Self, FaultRefusal> {
         let code = match (code, status) {
             (Some(code), _) => code.to_owned(),
-            (None, Some(status)) => code_of(status).to_owned(),
-            (None, None) => "SERVICE_UNAVAILABLE".to_owned(),
+            (None, Some(status)) => code_of(status).as_str().to_owned(),
+            (None, None) => ErrorCode::ServiceUnavailable.as_str().to_owned(),
         };
         if code.is_empty()
             || code.len() > 64
@@ -77,8 +78,8 @@ impl InjectedError {
         {
             return Err(FaultRefusal::BadCode(code));
         }
-        if let Some(real) = REAL_ONLY.iter().find(|(c, _)| *c == code) {
-            return Err(FaultRefusal::RealOnly(real.0, real.1));
+        if let Some(real) = REAL_ONLY.iter().find(|(c, _)| c.as_str() == code) {
+            return Err(FaultRefusal::RealOnly(real.0.as_str(), real.1));
         }
         let status = status.unwrap_or_else(|| status_of(&code));
         if !(400..=599).contains(&status) {
@@ -98,61 +99,40 @@ impl InjectedError {
 
 /// Codes whose details the document prescribes from real state, so the mock
 /// makes them for real rather than inventing the details.
-const REAL_ONLY: &[(&str, &str)] = &[
+const REAL_ONLY: &[(ErrorCode, &str)] = &[
     (
-        "INSUFFICIENT_BALANCE",
+        ErrorCode::InsufficientBalance,
         "set the balance below the cost (PUT /_mock/users/{id}/balance) and create",
     ),
     (
-        "MODERATION_REPEAT_BLOCKED",
+        ErrorCode::ModerationRepeatBlocked,
         "fail three tasks of one model with moderation_rejected and create again",
     ),
 ];
 
-/// The status of a code in the document's table (and the contract's for the
-/// members of the `GATEWAY_*` and `BILLING_*` families); 502 for the other
-/// members of the families and for codes neither lists.
+/// The status of a code: the contract's (`x-http-status`); 502 for the other
+/// members of the `GATEWAY_*` and `BILLING_*` families and for codes it does
+/// not name.
 fn status_of(code: &str) -> u16 {
-    match code {
-        "VALIDATION_ERROR" => 400,
-        "AUTHENTICATION_ERROR" => 401,
-        "AUTHORIZATION_ERROR" | "MODEL_NOT_AVAILABLE" => 403,
-        "NOT_FOUND" => 404,
-        "CONFLICT_ERROR"
-        | "RESERVATION_EXPIRED"
-        | "MESSENGER_NOT_CONFIGURED"
-        | "MODERATION_REPEAT_BLOCKED" => 409,
-        "MODEL_UNAVAILABLE" => 410,
-        "PAYLOAD_TOO_LARGE" => 413,
-        "UNSUPPORTED_MEDIA_TYPE" => 415,
-        "RATE_LIMIT_ERROR" | "DAILY_CAP_EXCEEDED" => 429,
-        "INTERNAL_ERROR" => 500,
-        "MARGIN_GUARD"
-        | "UPSTREAM_CIRCUIT_OPEN"
-        | "SERVICE_UNAVAILABLE"
-        // The contract's members of the two families.
-        | "GATEWAY_UNAVAILABLE"
-        | "BILLING_UNAVAILABLE" => 503,
-        _ => 502,
-    }
+    ErrorCode::from_wire(code).map_or(502, ErrorCode::status)
 }
 
 /// The usual code of a status.
-fn code_of(status: u16) -> &'static str {
+fn code_of(status: u16) -> ErrorCode {
     match status {
-        400 => "VALIDATION_ERROR",
-        401 => "AUTHENTICATION_ERROR",
-        402 => "INSUFFICIENT_BALANCE",
-        403 => "AUTHORIZATION_ERROR",
-        404 => "NOT_FOUND",
-        409 => "CONFLICT_ERROR",
-        410 => "MODEL_UNAVAILABLE",
-        413 => "PAYLOAD_TOO_LARGE",
-        415 => "UNSUPPORTED_MEDIA_TYPE",
-        429 => "RATE_LIMIT_ERROR",
-        502 => "PROVIDER_ERROR",
-        503 => "SERVICE_UNAVAILABLE",
-        _ => "INTERNAL_ERROR",
+        400 => ErrorCode::ValidationError,
+        401 => ErrorCode::AuthenticationError,
+        402 => ErrorCode::InsufficientBalance,
+        403 => ErrorCode::AuthorizationError,
+        404 => ErrorCode::NotFound,
+        409 => ErrorCode::ConflictError,
+        410 => ErrorCode::ModelUnavailable,
+        413 => ErrorCode::PayloadTooLarge,
+        415 => ErrorCode::UnsupportedMediaType,
+        429 => ErrorCode::RateLimitError,
+        502 => ErrorCode::ProviderError,
+        503 => ErrorCode::ServiceUnavailable,
+        _ => ErrorCode::InternalError,
     }
 }
 

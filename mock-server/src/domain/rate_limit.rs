@@ -7,62 +7,14 @@
 //! seconds, so the edge turns them into real seconds with [`edge_seconds`].
 
 use chrono::{DateTime, Duration, Utc};
+use mediagen_openapi::operations::{LimitScope, OperationId};
+use mediagen_openapi::policy::LimitPer;
 
 use super::FastMap;
 
-/// A limit of `max` requests per `window_secs` seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limit {
-    pub name: &'static str,
-    pub max: u32,
-    pub window_secs: i64,
-}
-
-/// 60 requests a minute per IP address, for every route.
-pub const GENERAL: Limit = Limit {
-    name: "general",
-    max: 60,
-    window_secs: 60,
-};
-/// `POST /v1/auth/magic-link/request`: 10 a minute per IP address.
-pub const MAGIC_LINK: Limit = Limit {
-    name: "magic_link",
-    max: 10,
-    window_secs: 60,
-};
-/// `POST /v1/files`: 20 a minute per IP address.
-pub const FILES: Limit = Limit {
-    name: "files",
-    max: 20,
-    window_secs: 60,
-};
-/// Invoice PDF and closing act: 30 a minute per IP address.
-pub const INVOICE_DOCUMENTS: Limit = Limit {
-    name: "invoice_documents",
-    max: 30,
-    window_secs: 60,
-};
-/// `POST /v1/billing/topup`: 5 per 600 seconds per user.
-pub const TOPUP: Limit = Limit {
-    name: "topup",
-    max: 5,
-    window_secs: 600,
-};
-
-/// The per-IP limit of a route beyond the general one, if it has one.
-pub fn route_limit(method: &str, path: &str) -> Option<Limit> {
-    let path = path.trim_end_matches('/');
-    match (method, path) {
-        ("POST", "/v1/auth/magic-link/request") => Some(MAGIC_LINK),
-        ("POST", "/v1/files") => Some(FILES),
-        ("GET", p)
-            if p.starts_with("/v1/billing/invoices/")
-                && (p.ends_with("/pdf") || p.ends_with("/act")) =>
-        {
-            Some(INVOICE_DOCUMENTS)
-        }
-        _ => None,
-    }
+/// The length of `scope`'s window on the mock's clock.
+fn length(scope: LimitScope) -> Duration {
+    Duration::seconds(i64::try_from(scope.window_secs()).unwrap_or(i64::MAX / 1000))
 }
 
 /// What a limit decided for one request.
@@ -79,8 +31,8 @@ pub struct Decision {
     /// Milliseconds of the mock's clock until the window that refused the
     /// request resets (the reported one unless the general limit refused).
     pub retry_ms: i64,
-    /// The limit of the window that decided: the general one when it refused.
-    pub decided_by: u32,
+    /// The limit whose window decided: the general one when it refused.
+    pub decided_by: LimitScope,
 }
 
 impl Decision {
@@ -99,10 +51,17 @@ impl Decision {
     pub fn refusal_message(&self, scale: f64) -> String {
         format!(
             "Rate limit of {} requests exceeded; retry after {} s",
-            self.decided_by,
+            self.decided_by.default_limit(),
             self.retry_after(scale)
         )
     }
+}
+
+/// The limit of `op`'s own that counts per IP address beside the general
+/// one, if it has one.
+pub fn own_limit_per_ip(op: OperationId) -> Option<LimitScope> {
+    let scope = op.limit();
+    (scope != LimitScope::General && scope.per() == LimitPer::Ip).then_some(scope)
 }
 
 /// Real seconds a client waits for `mock_ms` milliseconds of the mock's clock
@@ -128,18 +87,18 @@ struct Window {
 
 #[derive(Debug, Default)]
 pub struct RateLimiter {
-    /// Windows by limit name, then by subject: a request that finds its window
+    /// Windows by limit, then by subject: a request that finds its window
     /// looks it up by `&str` and allocates nothing.
-    windows: FastMap<&'static str, FastMap<String, Window>>,
+    windows: FastMap<LimitScope, FastMap<String, Window>>,
     pruned: super::EveryMinute,
 }
 
 impl RateLimiter {
     /// Counts one request of `subject` (an IP address or a user id) against
-    /// `limit` at time `now`. A refused request is not counted.
-    pub fn hit(&mut self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
-        let length = Duration::seconds(limit.window_secs);
-        let subjects = self.windows.entry(limit.name).or_default();
+    /// `scope` at time `now`. A refused request is not counted.
+    pub fn hit(&mut self, scope: LimitScope, subject: &str, now: DateTime<Utc>) -> Decision {
+        let (max, length) = (scope.default_limit(), length(scope));
+        let subjects = self.windows.entry(scope).or_default();
         let window = match subjects.get_mut(subject) {
             Some(window) => window,
             None => subjects.entry(subject.to_owned()).or_insert(Window {
@@ -153,52 +112,54 @@ impl RateLimiter {
                 count: 0,
             };
         }
-        let allowed = window.count < limit.max;
+        let allowed = window.count < max;
         if allowed {
             window.count += 1;
         }
         let left = (window.opened + length - now).num_milliseconds().max(0);
         Decision {
-            limit: limit.max,
-            remaining: limit.max - window.count,
+            limit: max,
+            remaining: max - window.count,
             reset_ms: left,
             allowed,
             retry_ms: left,
-            decided_by: limit.max,
+            decided_by: scope,
         }
     }
 
-    /// The state of `subject`'s window of `limit` at `now`, without counting.
-    fn peek(&self, limit: Limit, subject: &str, now: DateTime<Utc>) -> Decision {
-        let length = Duration::seconds(limit.window_secs);
+    /// The state of `subject`'s window of `scope` at `now`, without counting.
+    fn peek(&self, scope: LimitScope, subject: &str, now: DateTime<Utc>) -> Decision {
+        let (max, length) = (scope.default_limit(), length(scope));
         let open = self
             .windows
-            .get(limit.name)
+            .get(&scope)
             .and_then(|subjects| subjects.get(subject))
             .filter(|w| now >= w.opened && now < w.opened + length);
         let (count, left) = open.map_or((0, length.num_milliseconds()), |w| {
             (w.count, (w.opened + length - now).num_milliseconds())
         });
         Decision {
-            limit: limit.max,
-            remaining: limit.max - count,
+            limit: max,
+            remaining: max - count,
             reset_ms: left,
-            allowed: count < limit.max,
+            allowed: count < max,
             retry_ms: left,
-            decided_by: limit.max,
+            decided_by: scope,
         }
     }
 
-    /// One request of the service from `ip`: the general limit, and the route's own
-    /// when it has one (Limits, rules 1 and 2). The answer reports the route's limit
-    /// when there is one, the general one otherwise.
+    /// One request of the service from `ip`: the general limit, and the
+    /// operation's own per address when it has one (Limits, rules 1 and 2);
+    /// a route outside the contract (`op` `None`) has the general one only.
+    /// The answer reports the operation's limit when there is one, the
+    /// general one otherwise. A limit per user is its route's to count.
     ///
     /// A request the general limit refuses never reaches the route, so the
     /// route's window does not count it; the wait it is told is the general
     /// window's.
-    pub fn admit(&mut self, method: &str, path: &str, ip: &str, now: DateTime<Utc>) -> Decision {
-        let general = self.hit(GENERAL, ip, now);
-        match route_limit(method, path) {
+    pub fn admit(&mut self, op: Option<OperationId>, ip: &str, now: DateTime<Utc>) -> Decision {
+        let general = self.hit(LimitScope::General, ip, now);
+        match op.and_then(own_limit_per_ip) {
             Some(limit) if general.allowed => self.hit(limit, ip, now),
             Some(limit) => Decision {
                 allowed: false,
@@ -216,7 +177,7 @@ impl RateLimiter {
     pub fn standing(&self, ip: &str, now: DateTime<Utc>) -> Decision {
         Decision {
             allowed: true,
-            ..self.peek(GENERAL, ip, now)
+            ..self.peek(LimitScope::General, ip, now)
         }
     }
 
@@ -226,12 +187,9 @@ impl RateLimiter {
         if !self.pruned.due(now) {
             return;
         }
-        for (name, subjects) in &mut self.windows {
-            let secs = [GENERAL, MAGIC_LINK, FILES, INVOICE_DOCUMENTS, TOPUP]
-                .iter()
-                .find(|l| l.name == *name)
-                .map_or(3600, |l| l.window_secs);
-            subjects.retain(|_, w| now < w.opened + Duration::seconds(secs));
+        for (scope, subjects) in &mut self.windows {
+            let length = length(*scope);
+            subjects.retain(|_, w| now < w.opened + length);
         }
     }
 }
@@ -245,16 +203,16 @@ mod tests {
         let mut limiter = RateLimiter::default();
         let t0 = Utc::now();
         for i in 0..60 {
-            let d = limiter.hit(GENERAL, "127.0.0.1", t0);
+            let d = limiter.hit(LimitScope::General, "127.0.0.1", t0);
             assert!(d.allowed, "request {i}");
             assert_eq!(d.remaining, 59 - i);
         }
-        let refused = limiter.hit(GENERAL, "127.0.0.1", t0 + Duration::seconds(20));
+        let refused = limiter.hit(LimitScope::General, "127.0.0.1", t0 + Duration::seconds(20));
         assert!(!refused.allowed);
         assert_eq!((refused.remaining, refused.reset_secs(1.0)), (0, 40));
         assert!(
             limiter
-                .hit(GENERAL, "127.0.0.1", t0 + Duration::seconds(60))
+                .hit(LimitScope::General, "127.0.0.1", t0 + Duration::seconds(60))
                 .allowed
         );
     }
@@ -264,10 +222,10 @@ mod tests {
         let mut limiter = RateLimiter::default();
         let now = Utc::now();
         for _ in 0..5 {
-            limiter.hit(TOPUP, "user-a", now);
+            limiter.hit(LimitScope::Topup, "user-a", now);
         }
-        assert!(!limiter.hit(TOPUP, "user-a", now).allowed);
-        assert!(limiter.hit(TOPUP, "user-b", now).allowed);
+        assert!(!limiter.hit(LimitScope::Topup, "user-a", now).allowed);
+        assert!(limiter.hit(LimitScope::Topup, "user-b", now).allowed);
     }
 
     #[test]
@@ -278,28 +236,33 @@ mod tests {
         for _ in 0..60 {
             assert!(
                 limiter
-                    .admit("GET", "/v1/generations", "10.0.0.1", t0)
+                    .admit(Some(OperationId::ListGenerations), "10.0.0.1", t0)
                     .allowed
             );
         }
         // 30 s later the general window has 30 s left; the files window is new.
         let later = t0 + Duration::seconds(30);
-        let refused = limiter.admit("POST", "/v1/files", "10.0.0.1", later);
+        let refused = limiter.admit(Some(OperationId::CreateFileUpload), "10.0.0.1", later);
         assert!(!refused.allowed);
         assert_eq!(
-            refused.limit, FILES.max,
+            refused.limit,
+            LimitScope::Files.default_limit(),
             "the headers report the route's limit"
         );
-        assert_eq!(refused.remaining, FILES.max, "the route did not count it");
+        assert_eq!(
+            refused.remaining,
+            LimitScope::Files.default_limit(),
+            "the route did not count it"
+        );
         assert_eq!(refused.reset_secs(1.0), 60, "a fresh files window");
         assert_eq!(refused.retry_after(1.0), 30, "the general window refused");
-        assert_eq!(refused.decided_by, GENERAL.max);
+        assert_eq!(refused.decided_by, LimitScope::General);
         // Once the general window reopens, all 20 files requests are there.
         let reopened = t0 + Duration::seconds(60);
-        for _ in 0..FILES.max {
+        for _ in 0..LimitScope::Files.default_limit() {
             assert!(
                 limiter
-                    .admit("POST", "/v1/files", "10.0.0.1", reopened)
+                    .admit(Some(OperationId::CreateFileUpload), "10.0.0.1", reopened)
                     .allowed
             );
         }
@@ -316,20 +279,16 @@ mod tests {
     }
 
     #[test]
-    fn routes_with_their_own_limits_are_recognised() {
-        assert_eq!(route_limit("POST", "/v1/files"), Some(FILES));
-        assert_eq!(
-            route_limit("GET", "/v1/billing/invoices/x/pdf"),
-            Some(INVOICE_DOCUMENTS)
-        );
-        assert_eq!(
-            route_limit("GET", "/v1/billing/invoices/x/act"),
-            Some(INVOICE_DOCUMENTS)
-        );
-        assert_eq!(
-            route_limit("POST", "/v1/auth/magic-link/request"),
-            Some(MAGIC_LINK)
-        );
-        assert_eq!(route_limit("GET", "/v1/generations"), None);
+    fn only_the_limits_of_an_address_are_counted_here() {
+        let own: Vec<_> = OperationId::ALL
+            .into_iter()
+            .filter_map(|op| own_limit_per_ip(op).map(|scope| (op, scope)))
+            .collect();
+        assert!(own.contains(&(OperationId::CreateFileUpload, LimitScope::Files)));
+        assert!(own.contains(&(OperationId::GetInvoicePdf, LimitScope::InvoiceDocuments)));
+        assert!(own.contains(&(OperationId::RequestMagicLink, LimitScope::MagicLink)));
+        // The top-up's limit counts per user, in its route.
+        assert_eq!(own_limit_per_ip(OperationId::CreateTopup), None);
+        assert_eq!(own_limit_per_ip(OperationId::ListGenerations), None);
     }
 }

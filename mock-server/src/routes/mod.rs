@@ -13,15 +13,19 @@ use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use mediagen_openapi::operations::{LimitScope, OperationId};
 
+use crate::clock::EdgeTime;
 use crate::config::Responses;
 use crate::contract::shape;
+use crate::domain::UserId;
 use crate::domain::auth::{self, AuthRefusal};
 use crate::domain::fault::Effect;
 use crate::domain::rate_limit::Decision;
 use crate::domain::refusal::Missing;
 use crate::error::{ApiError, REQUEST, RequestContext, Window};
 use crate::extract::Caller;
+use crate::judged;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
 use crate::verdict::Cut;
@@ -31,7 +35,6 @@ pub mod billing;
 pub mod faults;
 pub mod files;
 pub mod generations;
-pub(crate) mod judged;
 pub mod meta;
 pub mod outputs;
 pub mod responses;
@@ -180,7 +183,7 @@ fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
 }
 
 /// Request id, faults, rate limits, authentication, the request log and the
-/// `x-ratelimit-*` headers, for every request of the service.
+/// `x-ratelimit-*` headers, for every request of the service: a list of steps.
 ///
 /// A fault rule comes before every rule of the service, so it applies under
 /// the limits, authentication and validation alike; only a connection dropped
@@ -191,171 +194,18 @@ async fn service_middleware(
     mut request: Request,
     next: Next,
 ) -> Response {
-    // Made by `request_context`, which every request of a world passes first
-    // and which stays in scope for all that runs below: the handler and the
-    // refusals made here read it from there.
-    let ctx = REQUEST
-        .try_with(Clone::clone)
-        .unwrap_or_else(|_| RequestContext::at(state.now()));
-    let ip = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
-    let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    // A request the service has no route for is answered 404, never counted
-    // or refused by a limit (the limits are the routes' own); its headers
-    // tell the general window as it stands.
-    let routed = request
-        .extensions()
-        .get::<MatchedPath>()
-        .is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
-    let judging = state.config().verdict;
-    let sent = state.clock().edge_time();
-    let digest = judging.then(|| judged::digest(&mut request));
-    let body_limit = state.config().body_limit_bytes;
-
-    // One lock for the key, the faults, the limits and the response mode:
-    // every request takes it.
-    let (caller, fault, decision, mode, active) = {
-        let mut store = state.store();
-        let caller = authenticate(&store, request.headers());
-        let user_id = match caller {
-            Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
-            _ => None,
-        };
-        // The verdict's share of the general limit for a read.
-        let active = match user_id {
-            Some(user) if method == Method::GET => store.active_count(user),
-            _ => 0,
-        };
-        let fault = store.take_fault(method.as_str(), &path, user_id);
-        let decision = match fault {
-            Some((_, Effect::Drop)) => None,
-            _ if !routed => Some(store.rate_standing(&ip, ctx.received_at)),
-            _ => Some(store.admit(method.as_str(), &path, &ip, ctx.received_at)),
-        };
-        (caller, fault, decision, store.responses(), active)
+    let arrival = Arrival::of(&state, &mut request);
+    let admitted = admit(&state, &arrival, &mut request);
+    let mut entry = arrival.entry(&admitted, request.headers());
+    let Some(decision) = admitted.decision else {
+        return dropped_before_acting(&state, &arrival, entry, request).await;
     };
-    let user_id = match caller {
-        Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
-        _ => None,
-    };
-    if let Some(caller) = caller {
-        request.extensions_mut().insert(caller);
-    }
-    let (fault_id, effect) = fault.unzip();
-    let mut entry = LoggedRequest {
-        request_id: ctx.request_id,
-        at: ctx.received_at,
-        method: method.to_string(),
-        path,
-        status: None,
-        ip,
-        user_id,
-        idempotency_key: request
-            .headers()
-            .get(IDEMPOTENCY_KEY)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned),
-        fault: fault_id,
-        error_code: None,
-    };
-    let Some(decision) = decision else {
-        let edge = match digest {
-            Some(digest) => {
-                judged::drain(request, body_limit).await;
-                let answered = state.clock().edge_time();
-                Some(judged::Edge {
-                    sent: sent.edge,
-                    real_sent: sent.real,
-                    answered: answered.edge,
-                    real_answered: answered.real,
-                    digest: digest.value(),
-                    cut: Cut::Dropped,
-                    ..judged::Edge::default()
-                })
-            }
-            None => None,
-        };
-        judged::log(&state, entry, edge.as_ref());
-        return faults::dropped();
-    };
-
-    let scale = state.clock().edge_scale();
-    let mut response = match effect {
-        Some(Effect::Error(ref error)) => {
-            if judging {
-                judged::drain(request, body_limit).await;
-            }
-            ApiError::from(error.clone()).into_response()
-        }
-        _ if decision.allowed || !state.config().rate_limits => next.run(request).await,
-        _ => {
-            if judging {
-                judged::drain(request, body_limit).await;
-            }
-            ApiError::RateLimited {
-                message: decision.refusal_message(scale),
-                window: Some(Window {
-                    limit: decision.decided_by,
-                    retry_after: decision.retry_after(scale),
-                }),
-            }
-            .into_response()
-        }
-    };
-
-    entry.error_code = response
-        .extensions()
-        .get::<crate::error::ErrorCode>()
-        .map(|code| code.0.clone());
-    if mode != Responses::Full {
-        response = responses::shaped(mode, method.as_str(), &entry.path, response).await;
-    }
-    let headers = response.headers_mut();
-    // A route with a limit of its own per user (top-up) has set these already.
-    if !headers.contains_key(RATELIMIT_LIMIT) {
-        limit_headers(headers, &decision, scale);
-    }
-    if let Ok(id) = HeaderValue::from_str(&entry.request_id) {
-        headers.insert("x-request-id", id);
-    }
-
-    // The status is the one the service decided on, even when a fault then
-    // drops the answer: the log tells what happened on the service's side.
-    entry.status = Some(response.status().as_u16());
-    let edge = digest.map(|digest| {
-        let injected = matches!(effect, Some(Effect::Error(_)));
-        let refused_here = (!decision.allowed && state.config().rate_limits && !injected)
-            .then_some(decision.decided_by);
-        let held = match effect {
-            Some(Effect::Delay { seconds }) => seconds,
-            _ => 0.0,
-        };
-        let answered = state.clock().edge_time();
-        judged::Edge {
-            sent: sent.edge,
-            real_sent: sent.real,
-            answered: answered.edge + held,
-            real_answered: answered.real + held,
-            digest: digest.value(),
-            cut: match effect {
-                Some(Effect::DropAfter) => Cut::DroppedAfter,
-                _ => Cut::No,
-            },
-            active,
-            ..judged::Edge::of(
-                &response,
-                method.as_str(),
-                &entry.path,
-                refused_here,
-                injected,
-            )
-        }
-    });
+    let response = answer(&state, &arrival, &admitted, &decision, request, next).await;
+    let (response, refused_by) =
+        finish(&state, &mut entry, &decision, admitted.mode, response).await;
+    let edge = arrival.edge(&state, &admitted, &response, refused_by);
     judged::log(&state, entry, edge.as_ref());
-    match effect {
+    match admitted.effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {
             faults::delay(seconds).await;
@@ -363,4 +213,240 @@ async fn service_middleware(
         }
         _ => response,
     }
+}
+
+/// What the middleware knows of a request as it arrives: its id and time,
+/// whence it came, the operation of the contract its route is, and (for the
+/// verdict) the edge's time and the digest of its query and body.
+struct Arrival {
+    ctx: RequestContext,
+    ip: String,
+    method: Method,
+    path: String,
+    /// The contract's operation, looked up once from the matched route.
+    op: Option<OperationId>,
+    /// Whether the service has a route for it; a request it has none for is
+    /// answered 404, never counted or refused by a limit (the limits are the
+    /// routes' own); its headers tell the general window as it stands.
+    routed: bool,
+    sent: EdgeTime,
+    digest: Option<judged::Digest>,
+}
+
+impl Arrival {
+    fn of(state: &AppState, request: &mut Request) -> Self {
+        // Made by `request_context`, which every request of a world passes
+        // first and which stays in scope for all that runs below: the handler
+        // and the refusals made here read it from there.
+        let ctx = REQUEST
+            .try_with(Clone::clone)
+            .unwrap_or_else(|_| RequestContext::at(state.now()));
+        let ip = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
+        let method = request.method().clone();
+        let route = request.extensions().get::<MatchedPath>();
+        let op = route.and_then(|route| OperationId::from_route(method.as_str(), route.as_str()));
+        // A route outside the contract (a storage URL) is the router's to know.
+        let routed = op.is_some()
+            || route.is_some_and(|route| shape::shapes().serves(method.as_str(), route.as_str()));
+        Self {
+            ctx,
+            ip,
+            path: request.uri().path().to_owned(),
+            method,
+            op,
+            routed,
+            sent: state.clock().edge_time(),
+            digest: state.config().verdict.then(|| judged::digest(request)),
+        }
+    }
+
+    /// The request as the log keeps it, before its answer.
+    fn entry(&self, admitted: &Admitted, headers: &HeaderMap) -> LoggedRequest {
+        LoggedRequest {
+            request_id: self.ctx.request_id.clone(),
+            at: self.ctx.received_at,
+            method: self.method.to_string(),
+            path: self.path.clone(),
+            operation: self.op,
+            status: None,
+            ip: self.ip.clone(),
+            user_id: admitted.user_id,
+            idempotency_key: headers
+                .get(IDEMPOTENCY_KEY)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            fault: admitted.fault_id.clone(),
+            error_code: None,
+        }
+    }
+
+    /// What the edge measured of an answered request, when the verdict is on.
+    fn edge(
+        &self,
+        state: &AppState,
+        admitted: &Admitted,
+        response: &Response,
+        refused_by: Option<LimitScope>,
+    ) -> Option<judged::Edge> {
+        let digest = self.digest.as_ref()?;
+        let held = match admitted.effect {
+            Some(Effect::Delay { seconds }) => seconds,
+            _ => 0.0,
+        };
+        let answered = state.clock().edge_time();
+        Some(judged::Edge {
+            sent: self.sent.edge,
+            real_sent: self.sent.real,
+            answered: answered.edge + held,
+            real_answered: answered.real + held,
+            digest: digest.value(),
+            cut: match admitted.effect {
+                Some(Effect::DropAfter) => Cut::DroppedAfter,
+                _ => Cut::No,
+            },
+            active: admitted.active,
+            ..judged::Edge::of(response, refused_by)
+        })
+    }
+}
+
+/// What the store decided of a request under its one lock.
+struct Admitted {
+    user_id: Option<UserId>,
+    fault_id: Option<String>,
+    effect: Option<Effect>,
+    /// The limits' decision; `None` when a fault drops the connection before
+    /// the service acts.
+    decision: Option<Decision>,
+    mode: Responses,
+    /// The user's active tasks, for the verdict's share of the general limit
+    /// for a read.
+    active: usize,
+}
+
+/// The key, the faults, the limits and the response mode, under one lock
+/// that every request takes; the caller goes into the request's extensions.
+fn admit(state: &AppState, arrival: &Arrival, request: &mut Request) -> Admitted {
+    let mut store = state.store();
+    let caller = authenticate(&store, request.headers());
+    let user_id = match caller {
+        Some(Caller::Authenticated { user_id, .. }) => Some(user_id),
+        _ => None,
+    };
+    let active = match user_id {
+        Some(user) if arrival.method == Method::GET => store.active_count(user),
+        _ => 0,
+    };
+    let fault = store.take_fault(arrival.method.as_str(), &arrival.path, user_id);
+    let at = arrival.ctx.received_at;
+    let decision = match fault {
+        Some((_, Effect::Drop)) => None,
+        _ if !arrival.routed => Some(store.rate_standing(&arrival.ip, at)),
+        _ => Some(store.admit(arrival.op, &arrival.ip, at)),
+    };
+    let mode = store.responses();
+    drop(store);
+    if let Some(caller) = caller {
+        request.extensions_mut().insert(caller);
+    }
+    let (fault_id, effect) = fault.unzip();
+    Admitted {
+        user_id,
+        fault_id,
+        effect,
+        decision,
+        mode,
+        active,
+    }
+}
+
+/// A connection a fault drops before the service acts: logged (and judged,
+/// its body read for the digest), answered with nothing.
+async fn dropped_before_acting(
+    state: &AppState,
+    arrival: &Arrival,
+    entry: LoggedRequest,
+    request: Request,
+) -> Response {
+    let edge = match &arrival.digest {
+        Some(digest) => {
+            judged::drain(request, state.config().body_limit_bytes).await;
+            let answered = state.clock().edge_time();
+            Some(judged::Edge {
+                sent: arrival.sent.edge,
+                real_sent: arrival.sent.real,
+                answered: answered.edge,
+                real_answered: answered.real,
+                digest: digest.value(),
+                cut: Cut::Dropped,
+                ..judged::Edge::default()
+            })
+        }
+        None => None,
+    };
+    judged::log(state, entry, edge.as_ref());
+    faults::dropped()
+}
+
+/// The service's answer: an injected error, the handler's, or the limit's
+/// refusal. A request no handler reads has its body read for the digest.
+async fn answer(
+    state: &AppState,
+    arrival: &Arrival,
+    admitted: &Admitted,
+    decision: &Decision,
+    request: Request,
+    next: Next,
+) -> Response {
+    let refusal = match &admitted.effect {
+        Some(Effect::Error(error)) => ApiError::from(error.clone()),
+        _ if decision.allowed || !state.config().rate_limits => return next.run(request).await,
+        _ => ApiError::RateLimited {
+            message: decision.refusal_message(state.clock().edge_scale()),
+            window: Some(Window {
+                scope: decision.decided_by,
+                retry_after: decision.retry_after(state.clock().edge_scale()),
+            }),
+        },
+    };
+    if arrival.digest.is_some() {
+        judged::drain(request, state.config().body_limit_bytes).await;
+    }
+    refusal.into_response()
+}
+
+/// Notes the answer's code in the log entry, shapes the answer as the world
+/// asks, and adds the limit headers and the request id. Returns the answer and
+/// the limit that refused it, if one did.
+async fn finish(
+    state: &AppState,
+    entry: &mut LoggedRequest,
+    decision: &Decision,
+    mode: Responses,
+    mut response: Response,
+) -> (Response, Option<LimitScope>) {
+    entry.error_code = response
+        .extensions()
+        .get::<crate::error::ErrorCode>()
+        .map(|code| code.0.clone());
+    let refused_by = response.extensions().get::<LimitScope>().copied();
+    if mode != Responses::Full {
+        response = responses::shaped(mode, &entry.method, &entry.path, response).await;
+    }
+    let scale = state.clock().edge_scale();
+    let headers = response.headers_mut();
+    // A route with a limit of its own per user (top-up) has set these already.
+    if !headers.contains_key(RATELIMIT_LIMIT) {
+        limit_headers(headers, decision, scale);
+    }
+    if let Ok(id) = HeaderValue::from_str(&entry.request_id) {
+        headers.insert("x-request-id", id);
+    }
+    // The status is the one the service decided on, even when a fault then
+    // drops the answer: the log tells what happened on the service's side.
+    entry.status = Some(response.status().as_u16());
+    (response, refused_by)
 }

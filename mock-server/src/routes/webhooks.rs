@@ -47,7 +47,7 @@ pub fn router() -> Router<AppState> {
             get(list_webhook_deliveries),
         )
         .route(
-            "/v1/webhook-endpoints/{id}/deliveries/{message_id}/redeliver",
+            "/v1/webhook-endpoints/{id}/deliveries/{messageId}/redeliver",
             post(redeliver_webhook_message),
         )
 }

@@ -15,7 +15,9 @@ use crate::domain::billing::{
 };
 use crate::domain::ledger::{Charge, Entry, EntryKind};
 use crate::domain::money::Kopecks;
-use crate::domain::rate_limit::{Decision, TOPUP};
+use mediagen_openapi::operations::LimitScope;
+
+use crate::domain::rate_limit::Decision;
 use crate::domain::requisites::Requisites;
 
 impl Store {
@@ -137,7 +139,7 @@ impl Store {
     /// Counts a top-up request against its per-user window (5 per 600 s); the
     /// window's state, for the route's refusal and headers.
     pub fn count_topup(&mut self, user_id: UserId, now: DateTime<Utc>) -> Decision {
-        self.rate.hit(TOPUP, &user_id.to_string(), now)
+        self.rate.hit(LimitScope::Topup, &user_id.to_string(), now)
     }
 
     /// A top-up by card: within the daily cap, a `PENDING` top-up waiting for the
@@ -263,7 +265,7 @@ mod tests {
     #[test]
     fn the_sixth_top_up_in_ten_minutes_is_over_the_window_which_reopens_after() {
         let (mut store, user) = with_user(0.0);
-        for n in 0..TOPUP.max {
+        for n in 0..LimitScope::Topup.default_limit() {
             assert!(store.count_topup(user.user_id, at(i64::from(n))).allowed);
         }
         let refused = store.count_topup(user.user_id, at(10));

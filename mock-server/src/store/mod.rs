@@ -18,6 +18,7 @@ mod retention;
 mod webhooks;
 
 use chrono::{DateTime, Utc};
+use mediagen_openapi::operations::OperationId;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -71,6 +72,10 @@ pub struct LoggedRequest {
     pub method: String,
     /// The path, without the query.
     pub path: String,
+    /// The operation of the contract it is (`operationId`), looked up once
+    /// from the route it matched; `None` for a path the contract lacks.
+    #[serde(rename = "operationId", serialize_with = "operation_id")]
+    pub operation: Option<OperationId>,
     /// The status the service answered with; `None` when a fault dropped the
     /// connection before the service acted.
     pub status: Option<u16>,
@@ -85,6 +90,14 @@ pub struct LoggedRequest {
     /// The error envelope's `code`, when the answer is an error.
     #[serde(default)]
     pub error_code: Option<String>,
+}
+
+/// An operation as its `operationId`.
+fn operation_id<S: serde::Serializer>(
+    op: &Option<OperationId>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    op.map(OperationId::as_str).serialize(serializer)
 }
 
 /// A message the service would send by e-mail.
@@ -393,8 +406,8 @@ impl Store {
     }
 
     /// Counts a request of the service against the limits of `ip`.
-    pub fn admit(&mut self, method: &str, path: &str, ip: &str, now: DateTime<Utc>) -> Decision {
-        self.rate.admit(method, path, ip, now)
+    pub fn admit(&mut self, op: Option<OperationId>, ip: &str, now: DateTime<Utc>) -> Decision {
+        self.rate.admit(op, ip, now)
     }
 
     /// A sign-in link for `email`, kept in the outbox when an account has that

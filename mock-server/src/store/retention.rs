@@ -132,6 +132,7 @@ mod tests {
             at: at(secs),
             method: "GET".into(),
             path: "/v1/models".into(),
+            operation: None,
             status: Some(200),
             ip: "127.0.0.1".into(),
             user_id: None,

@@ -12,7 +12,8 @@
 //! plus the seconds a manual clock was moved forward, whatever the world's
 //! clock does. `retry-after` is given in those seconds.
 //!
-//! Plain Rust: the routes feed it (`routes/verdict.rs` is the HTTP side).
+//! Plain Rust: the middleware and the deliverer feed it (`judged.rs`), and
+//! `control/verdict.rs` serves it.
 
 mod deliveries;
 mod findings;
@@ -32,7 +33,7 @@ use crate::domain::{FastMap, UserId};
 pub(crate) use deliveries::{DeliverySeen, Probe};
 use findings::Findings;
 pub(crate) use findings::Places;
-pub(crate) use requests::{Cut, Seen, Shown, WindowScope};
+pub(crate) use requests::{Cut, Seen, Shown};
 pub use rules::{Severity, Strict, UnknownRule, known_ids};
 
 /// The verdict on a world's client (`GET /_mock/verdict`).

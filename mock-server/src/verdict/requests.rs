@@ -8,6 +8,9 @@
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use chrono::{DateTime, Utc};
+use mediagen_openapi::operations::{LimitScope, OperationId};
+use mediagen_openapi::policy::{Repeat, Retry};
+use mediagen_openapi::sets::ErrorCode;
 use uuid::Uuid;
 
 use super::findings::{Client, Findings, Made, Places, Subject};
@@ -47,15 +50,6 @@ pub(crate) enum Cut {
     DroppedAfter,
 }
 
-/// The scope of a windowed limit that refused a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum WindowScope {
-    /// The general limit: every request from the address.
-    General,
-    /// A route's own limit per address or per user, by the limit's name.
-    Route(&'static str),
-}
-
 /// What a `GET /v1/generations/{id}` answered 200 showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shown {
@@ -83,6 +77,8 @@ pub(crate) struct Seen<'a> {
     pub real_answered: f64,
     pub method: &'a str,
     pub path: &'a str,
+    /// The contract's operation, when the path is one of its.
+    pub op: Option<OperationId>,
     pub ip: &'a str,
     pub user: Option<UserId>,
     pub key: Option<&'a str>,
@@ -94,7 +90,7 @@ pub(crate) struct Seen<'a> {
     pub retry_after: Option<u64>,
     pub cut: Cut,
     /// For a windowed 429: the limit that refused it.
-    pub window: Option<WindowScope>,
+    pub window: Option<LimitScope>,
     /// For a generation read answered 200: what it showed.
     pub shown: Option<Shown>,
     /// The user's active tasks when it arrived.
@@ -103,16 +99,20 @@ pub(crate) struct Seen<'a> {
 
 impl Seen<'_> {
     fn is_create(&self) -> bool {
-        self.method == "POST" && self.path.trim_end_matches('/') == "/v1/generations"
+        self.op == Some(OperationId::CreateGeneration)
     }
 
-    /// Whether sending it twice may act twice: any `POST` but a create with
-    /// its key and the estimate (a computation), and `PATCH`.
+    /// Whether the contract says it carries an `Idempotency-Key`.
+    fn keyed(&self) -> bool {
+        self.op.is_some_and(|op| op.repeat() == Repeat::Keyed)
+    }
+
+    /// Whether sending it twice may act twice: what the contract says may act
+    /// (`x-repeat: once`); outside it, a `POST` or a `PATCH`.
     fn unsafe_to_repeat(&self) -> bool {
-        match self.method {
-            "PATCH" => true,
-            "POST" => !self.is_create() && !self.path.ends_with("/estimate"),
-            _ => false,
+        match self.op {
+            Some(op) => op.repeat() == Repeat::Once,
+            None => matches!(self.method, "POST" | "PATCH"),
         }
     }
 
@@ -133,15 +133,15 @@ impl Seen<'_> {
 
     /// The generation a read reads, from its path.
     fn read_generation(&self) -> Option<Uuid> {
-        if self.method != "GET" {
+        if self.op != Some(OperationId::GetGeneration) {
             return None;
         }
         // An answered read says which: its handler parsed the id already.
         if let Some(shown) = self.shown {
             return Some(shown.id);
         }
-        let id = self.path.strip_prefix("/v1/generations/")?;
-        Uuid::parse_str(id.trim_end_matches('/')).ok()
+        let id = self.path.trim_end_matches('/').rsplit('/').next()?;
+        Uuid::parse_str(id).ok()
     }
 }
 
@@ -207,8 +207,8 @@ impl Last {
             (Cut::Dropped | Cut::DroppedAfter, _) => Some("a dropped connection".to_owned()),
             // The document says these did not act (no generation, no money).
             _ if matches!(
-                self.code.as_deref(),
-                Some("MARGIN_GUARD" | "UPSTREAM_CIRCUIT_OPEN")
+                self.code.as_deref().and_then(ErrorCode::from_wire),
+                Some(ErrorCode::MarginGuard | ErrorCode::UpstreamCircuitOpen)
             ) =>
             {
                 None
@@ -220,6 +220,16 @@ impl Last {
 
     fn retryable(&self) -> bool {
         retryable(self.code.as_deref(), self.retry_after)
+    }
+
+    /// A keyed request's 409 while its first request with that key still runs:
+    /// asking again with the same key is the document's way to get its result
+    /// (rule 8 of `POST /v1/generations`), however often it answers 409.
+    fn still_running(&self, resent: &Seen<'_>) -> bool {
+        self.status == Some(409)
+            && resent.keyed()
+            && self.key.is_some()
+            && resent.key == self.key.as_deref()
     }
 
     fn final_error(&self) -> bool {
@@ -235,23 +245,24 @@ impl Last {
     }
 }
 
-/// Whether the document says to retry this answer with a growing delay.
+/// Whether the answer is one to retry with a growing delay: a windowed limit,
+/// after its `retry-after`, or a temporary failure.
 fn retryable(code: Option<&str>, retry_after: Option<u64>) -> bool {
-    match code {
-        Some("RATE_LIMIT_ERROR") => retry_after.is_some(),
-        Some("SERVICE_UNAVAILABLE") => true,
-        Some(code) => code.starts_with("GATEWAY_") || code.starts_with("BILLING_"),
-        None => false,
+    match code.and_then(Retry::of_code) {
+        Some(Retry::AfterRetryAfter) => retry_after.is_some(),
+        Some(Retry::Backoff) => true,
+        Some(Retry::Never) | None => false,
     }
 }
 
-/// Whether the document says a retry of the same request does not fix it.
+/// Whether a retry of the same request does not fix the answer: the code's
+/// class says so, or, for a code the contract does not name, its status does
+/// (402, 404, 410: Errors, HTTP statuses).
 fn final_error(status: Option<u16>, code: Option<&str>) -> bool {
-    matches!(status, Some(402 | 404 | 410))
-        || matches!(
-            code,
-            Some("VALIDATION_ERROR" | "MODEL_UNAVAILABLE" | "MODEL_NOT_AVAILABLE")
-        )
+    match code.and_then(Retry::of_code) {
+        Some(class) => class == Retry::Never,
+        None => matches!(status, Some(402 | 404 | 410)),
+    }
 }
 
 /// A windowed 429 the client got, until its `retry-after` passed.
@@ -301,7 +312,7 @@ struct Overread {
 pub(super) struct Requests {
     hasher: foldhash::fast::FixedState,
     last: Bounded<u64, Last>,
-    closed: Bounded<(Client, WindowScope), Closed>,
+    closed: Bounded<(Client, LimitScope), Closed>,
     /// Chains of creates the concurrency limit refused, by user and request.
     full: Bounded<(UserId, u64), Full>,
     /// The pace of the reads of each active generation.
@@ -365,7 +376,7 @@ impl Requests {
         if let Some(p) = &prev {
             repeat_of_unknown_outcome(p, seen, &client, &mut found);
         }
-        if seen.is_create() && seen.key.is_none() {
+        if seen.keyed() && seen.key.is_none() {
             found.find(
                 Rule::CreateWithoutKey,
                 Subject::Client(client.clone()),
@@ -391,7 +402,10 @@ impl Requests {
             }
             _ => None,
         };
-        if let Some(p) = prev.as_ref().filter(|p| p.final_error()) {
+        if let Some(p) = prev
+            .as_ref()
+            .filter(|p| p.final_error() && !p.still_running(seen))
+        {
             repeat_final_error(p, seen, &client, facts, &mut found);
         }
         if let Some(user) = seen.user
@@ -403,7 +417,7 @@ impl Requests {
             self.read_of_area(seen, &client);
         }
         if let Some(user) = seen.user
-            && seen.window == Some(WindowScope::General)
+            && seen.window == Some(LimitScope::General)
             && !self.overread.is_empty()
         {
             self.refused_after_overreads(seen, user, &client, &mut found);
@@ -434,10 +448,7 @@ impl Requests {
             }
             let waited = seen.sent - closed.answered;
             if closed.request == identity || waited > GRACE {
-                let limit = match scope {
-                    WindowScope::General => "the general limit".to_owned(),
-                    WindowScope::Route(name) => format!("the {name} limit"),
-                };
+                let limit = format!("the {scope} limit");
                 found.find(
                     Rule::RetryBeforeRetryAfter,
                     Subject::Text(format!("{client}: {limit}")),
@@ -629,7 +640,7 @@ impl Requests {
         full: Option<Full>,
         facts: &dyn Facts,
     ) {
-        if seen.status == Some(429) && seen.code == Some("RATE_LIMIT_ERROR") {
+        if seen.status == Some(429) && seen.code == Some(ErrorCode::RateLimitError.as_str()) {
             match (seen.retry_after, seen.window) {
                 (Some(retry_after), Some(scope)) => self.closed.insert(
                     (client.clone(), scope),
@@ -736,7 +747,7 @@ fn repeat_of_unknown_outcome(p: &Last, seen: &Seen<'_>, client: &Client, found: 
     let Some(outcome) = p.unknown_outcome(seen) else {
         return;
     };
-    if seen.is_create() && (seen.key.is_none() || seen.key != p.key.as_deref()) {
+    if seen.keyed() && (seen.key.is_none() || seen.key != p.key.as_deref()) {
         let with = if seen.key.is_none() {
             "no Idempotency-Key"
         } else {
@@ -849,15 +860,13 @@ fn repeat_final_error(
     }
 }
 
-/// The windows a request counts in: the general one, and its route's own.
-fn scopes(seen: &Seen<'_>) -> impl Iterator<Item = WindowScope> {
-    let own = crate::domain::rate_limit::route_limit(seen.method, seen.path)
-        .map(|limit| limit.name)
-        .or_else(|| {
-            (seen.method == "POST" && seen.path.trim_end_matches('/') == "/v1/billing/topup")
-                .then_some(crate::domain::rate_limit::TOPUP.name)
-        });
-    std::iter::once(WindowScope::General).chain(own.map(WindowScope::Route))
+/// The windows a request counts in: the general one, and its operation's own.
+fn scopes(seen: &Seen<'_>) -> impl Iterator<Item = LimitScope> {
+    let own = seen
+        .op
+        .map(OperationId::limit)
+        .filter(|scope| *scope != LimitScope::General);
+    std::iter::once(LimitScope::General).chain(own)
 }
 
 /// Reads of one active generation a minute that the general limit sustains

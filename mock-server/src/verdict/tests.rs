@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 
 use chrono::Utc;
+use mediagen_openapi::operations::{LimitScope, OperationId};
 use uuid::Uuid;
 
 use super::*;
@@ -47,6 +48,7 @@ fn request(n: u32, method: &'static str, path: &'static str, sent: f64) -> Seen<
         real_answered: sent + 0.001,
         method,
         path,
+        op: OperationId::from_path(method, path),
         ip: "127.0.0.1",
         user: Some(user()),
         digest: 42,
@@ -72,7 +74,7 @@ fn answered(mut seen: Seen<'static>, status: u16, code: &'static str) -> Seen<'s
 fn windowed(seen: Seen<'static>, retry_after: u64) -> Seen<'static> {
     Seen {
         retry_after: Some(retry_after),
-        window: Some(WindowScope::General),
+        window: Some(LimitScope::General),
         ..answered(seen, 429, "RATE_LIMIT_ERROR")
     }
 }
@@ -529,6 +531,34 @@ fn the_same_request_after_an_answer_a_retry_does_not_fix_is_named() {
         );
         assert_eq!(found, ["repeat-final-error"], "{code}");
     }
+}
+
+#[test]
+fn a_code_the_contract_marks_never_is_final_and_a_keyed_409_is_asked_again_freely() {
+    let store = Store::default();
+    let cancel = |n: u32, sent: f64| {
+        answered(
+            request(n, "POST", "/v1/generations/0b7f3a52/cancel", sent),
+            409,
+            "CONFLICT_ERROR",
+        )
+    };
+    let found = violations(vec![cancel(1, 0.0), cancel(2, 1.0)], &store);
+    assert_eq!(
+        found,
+        ["repeat-final-error"],
+        "a cancel of a task that ended"
+    );
+    // Rule 8 of POST /v1/generations: the first request with this key still runs.
+    let found = violations(
+        vec![
+            answered(create(1, Some("k1"), 0.0), 409, "CONFLICT_ERROR"),
+            answered(create(2, Some("k1"), 1.0), 409, "CONFLICT_ERROR"),
+            answered(create(3, Some("k1"), 3.0), 409, "CONFLICT_ERROR"),
+        ],
+        &store,
+    );
+    assert!(found.is_empty(), "{found:?}");
 }
 
 #[test]

@@ -5,9 +5,9 @@ use serde_json::{Map, Value, json};
 use super::timestamp;
 use crate::domain::generation::{MAX_ACTIVE, Status};
 use crate::domain::ledger::Account;
-use crate::domain::rate_limit::GENERAL;
 use crate::domain::user::User;
 use crate::domain::webhook::MAX_ENDPOINTS;
+use mediagen_openapi::operations::LimitScope;
 
 /// The account: its owner, balance and limits.
 pub fn account(owner: &User, balance: &Account) -> Value {
@@ -20,7 +20,7 @@ pub fn account(owner: &User, balance: &Account) -> Value {
         "limits": {
             "concurrentGenerations": MAX_ACTIVE,
             "webhookEndpoints": MAX_ENDPOINTS,
-            "requestsPerMinute": GENERAL.max,
+            "requestsPerMinute": LimitScope::General.default_limit(),
         },
         "createdAt": timestamp(owner.created_at),
     })

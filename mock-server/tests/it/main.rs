@@ -25,6 +25,7 @@ mod judge;
 mod lifecycle;
 mod meta;
 mod modes;
+mod operations;
 mod parity;
 mod races;
 mod rate_limits;

@@ -6,6 +6,7 @@
 
 mod document;
 mod examples;
+mod policy;
 mod rewrite;
 
 use serde_json::Value;

@@ -14,6 +14,8 @@ use http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use mediagen_openapi::policy::Retry;
+
 use crate::limits::{RateLimit, header_str, retry_after};
 use crate::open_enum::open_enum;
 
@@ -354,10 +356,12 @@ impl ApiError {
 
     /// Whether the error is of a temporary kind, which the client retries by itself
     /// (within its [`RetryPolicy`](crate::RetryPolicy)) for a request that repeating
-    /// cannot make act twice: windowed rate limits, 5xx answers and the
-    /// `SERVICE_UNAVAILABLE`, `GATEWAY_*` and `BILLING_*` families; never validation,
-    /// balance, not-found, model, margin-guard or moderation errors, nor the
-    /// concurrency limit.
+    /// cannot make act twice. The contract gives each code its class (`x-retry`):
+    /// windowed rate limits, 5xx answers and the `GATEWAY_*` and `BILLING_*`
+    /// families are; validation, balance, not-found, conflict, model,
+    /// margin-guard and moderation errors and the concurrency limit are not (a
+    /// keyed create's 409 is its own rule, in the retry loop). A code the
+    /// contract does not name is judged by its family, then by its status.
     ///
     /// ```
     /// use mediagen::ApiError;
@@ -377,37 +381,14 @@ impl ApiError {
         ) {
             return false;
         }
-        match &self.kind {
-            ErrorKind::RateLimited { .. }
-            | ErrorKind::ServiceUnavailable
-            | ErrorKind::Gateway
-            | ErrorKind::GatewayClientError
-            | ErrorKind::Billing
-            | ErrorKind::Internal
-            | ErrorKind::ProviderError
-            | ErrorKind::PaymentError
-            | ErrorKind::UpstreamCircuitOpen
-            | ErrorKind::OutputFetchFailed
-            | ErrorKind::WebhookDeliveryError => true,
-            ErrorKind::Unknown => {
-                self.status.is_server_error() || self.status == StatusCode::REQUEST_TIMEOUT
-            }
-            ErrorKind::Authentication
-            | ErrorKind::Authorization
-            | ErrorKind::Validation { .. }
-            | ErrorKind::NotFound
-            | ErrorKind::ModelNotAvailable { .. }
-            | ErrorKind::ModelUnavailable { .. }
-            | ErrorKind::UnsupportedMediaType
-            | ErrorKind::PayloadTooLarge { .. }
-            | ErrorKind::InsufficientBalance { .. }
-            | ErrorKind::MarginGuard
-            | ErrorKind::ReservationExpired
-            | ErrorKind::ConcurrencyLimit { .. }
-            | ErrorKind::DailyCapExceeded { .. }
-            | ErrorKind::Conflict
-            | ErrorKind::ModerationRepeatBlocked { .. }
-            | ErrorKind::MessengerNotConfigured => false,
+        // The contract's class of the code (`x-retry`), or its family's; any
+        // other code is judged by its status.
+        match Retry::of_code(self.code.as_str()) {
+            Some(Retry::Backoff) => true,
+            // A windowed limit; the concurrency limit's 429 has no `retry-after`.
+            Some(Retry::AfterRetryAfter) => self.retry_after().is_some(),
+            Some(Retry::Never) => false,
+            None => self.status.is_server_error() || self.status == StatusCode::REQUEST_TIMEOUT,
         }
     }
 

@@ -274,7 +274,7 @@ impl Error {
         match self {
             Self::OutcomeUnknown { operation, .. }
             | Self::UnexpectedStatus { operation, .. }
-            | Self::Decode { operation, .. } => OperationId::find(operation),
+            | Self::Decode { operation, .. } => OperationId::from_operation_id(operation),
             Self::AfterCreate { source, .. } => source.operation_id(),
             _ => None,
         }

@@ -171,7 +171,7 @@ impl Session<'_> {
                     .windows
                     .iter()
                     .filter_map(|(key, record)| {
-                        let scope = LimitScope::from_key(key)?;
+                        let scope = LimitScope::from_wire(key)?;
                         Some((scope, window(scope, record, self.now)))
                     })
                     .collect();
@@ -225,7 +225,7 @@ impl Session<'_> {
             windows: table
                 .windows
                 .iter()
-                .map(|(scope, window)| (scope.key().to_owned(), record(window, self.now)))
+                .map(|(scope, window)| (scope.as_str().to_owned(), record(window, self.now)))
                 .collect(),
             owners,
         };

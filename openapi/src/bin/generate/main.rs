@@ -1,7 +1,7 @@
 //! Writes the generated code from `openapi/openapi.json`: the SDK's typed client
-//! (`sdk/src/generated.rs`) and table of operations (`sdk/src/operation/table.rs`),
-//! and the contract's closed sets (`openapi/src/sets.rs`), which the SDK, the mock
-//! server and the CLI all read.
+//! (`sdk/src/generated.rs`), and the contract's table of operations with their
+//! policy (`openapi/src/operations.rs`) and closed sets (`openapi/src/sets.rs`),
+//! which the SDK, the mock server and the CLI all read.
 //!
 //! ```text
 //! cargo codegen          # rewrite the files
@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
 use serde_json::Value;
 
+mod operations;
 mod sets;
 
 const HEADER: &str = "\
@@ -51,8 +52,8 @@ fn run(check: bool) -> Result<()> {
             client_code(&doc).context("while generating the SDK's client from the contract")?,
         ),
         (
-            TABLE,
-            table_code(&doc).context("while generating the table of operations")?,
+            OPERATIONS,
+            operations::code(&doc).context("while generating the table of operations")?,
         ),
         (
             SETS,
@@ -79,7 +80,7 @@ fn run(check: bool) -> Result<()> {
 
 /// The generated files, relative to the workspace root.
 const CLIENT: &str = "sdk/src/generated.rs";
-const TABLE: &str = "sdk/src/operation/table.rs";
+const OPERATIONS: &str = "openapi/src/operations.rs";
 const SETS: &str = "openapi/src/sets.rs";
 
 fn target_path(target: &str) -> PathBuf {
@@ -141,72 +142,6 @@ fn client_code(doc: &Value) -> Result<String> {
     let mut file: syn::File = syn::parse2(tokens).context("while parsing progenitor's output")?;
     mark_structs_non_exhaustive(&mut file);
     add_records_module(&mut file)?;
-    Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
-}
-
-/// `sdk/src/operation/table.rs`: every operation of the contract as a variant of
-/// `OperationId`, with its `operationId`, method, path template and whether it is
-/// public (`security: []`). The SDK's policy for each (may it be repeated, which
-/// limit counts it) is a `match` on the variant beside it, so an operation the
-/// contract gains does not compile until it has one.
-fn table_code(doc: &Value) -> Result<String> {
-    let secured_by_default = doc
-        .get("security")
-        .and_then(Value::as_array)
-        .is_some_and(|schemes| !schemes.is_empty());
-    let mut variants = Vec::new();
-    let mut rows = Vec::new();
-    for (template, item) in doc["paths"].as_object().into_iter().flatten() {
-        for (method, operation) in item.as_object().into_iter().flatten() {
-            let Some(id) = operation.get("operationId").and_then(Value::as_str) else {
-                continue;
-            };
-            let variant = quote::format_ident!("{}", upper_camel(id));
-            let method = method.to_ascii_uppercase();
-            let public = match operation.get("security").and_then(Value::as_array) {
-                Some(schemes) => schemes.is_empty(),
-                None => !secured_by_default,
-            };
-            let summary = operation
-                .get("summary")
-                .and_then(Value::as_str)
-                .map_or_else(
-                    || format!("`{method} {template}`"),
-                    |s| format!("`{method} {template}`: {s}"),
-                );
-            variants.push(quote::quote! { #[doc = #summary] #variant });
-            rows.push(quote::quote! {
-                Row { id: OperationId::#variant, operation_id: #id, method: #method, path: #template, public: #public }
-            });
-        }
-    }
-    let count = rows.len();
-    let file: syn::File = syn::parse2(quote::quote! {
-        /// An operation of the contract, as the SDK's errors name it
-        /// ([`Error::operation_id`](crate::Error::operation_id)). The contract may
-        /// gain operations, so a `match` on it needs a `_` arm.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum OperationId { #(#variants),* }
-
-        /// What the contract says of one operation.
-        #[derive(Debug)]
-        pub(crate) struct Row {
-            pub(crate) id: OperationId,
-            /// Its `operationId`.
-            pub(crate) operation_id: &'static str,
-            pub(crate) method: &'static str,
-            /// Its path template.
-            pub(crate) path: &'static str,
-            /// Answered without a key (`security: []`).
-            pub(crate) public: bool,
-        }
-
-        /// Every operation of the contract, in the order of their paths;
-        /// `OperationId as usize` is the index of its row.
-        pub(crate) const OPERATIONS: [Row; #count] = [#(#rows),*];
-    })
-    .context("while writing the table of operations")?;
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
 }
 

@@ -30,6 +30,7 @@ struct Member {
     name: String,
     doc: String,
     status: Option<u16>,
+    retry: Option<&'static str>,
 }
 
 /// One named enumeration of the contract.
@@ -82,6 +83,7 @@ fn read_set(name: &str, schema: &Value) -> Result<Set> {
         .collect::<Result<_>>()?;
     let descriptions = extension_map(schema, "x-enumDescriptions")?;
     let statuses = extension_map(schema, "x-http-status")?;
+    let retries = extension_map(schema, "x-retry")?;
     let names: Option<Vec<&str>> = schema
         .get("x-enum-varnames")
         .map(|names| {
@@ -99,7 +101,11 @@ fn read_set(name: &str, schema: &Value) -> Result<Set> {
             values.len()
         );
     }
-    for key in descriptions.keys().chain(statuses.keys()) {
+    for key in descriptions
+        .keys()
+        .chain(statuses.keys())
+        .chain(retries.keys())
+    {
         ensure!(
             values.contains(key),
             "an extension describes {key:?}, which `enum` does not list"
@@ -116,12 +122,12 @@ fn read_set(name: &str, schema: &Value) -> Result<Set> {
             .and_then(Value::as_str)
             .with_context(|| format!("`x-enumDescriptions` does not describe {text:?}"))?
             .to_owned();
-        let name = match &names {
+        let rust = match &names {
             Some(names) => names[index].to_owned(),
             None => rust_name(text),
         };
         ensure!(
-            name.starts_with(|c: char| c.is_ascii_uppercase()),
+            rust.starts_with(|c: char| c.is_ascii_uppercase()),
             "{text:?} spells no Rust name; give one in `x-enum-varnames`"
         );
         let status = match statuses.get(text) {
@@ -129,11 +135,17 @@ fn read_set(name: &str, schema: &Value) -> Result<Set> {
             None if name == ERROR_CODE => bail!("`x-http-status` has no status for {text:?}"),
             None => None,
         };
+        let retry = match retries.get(text) {
+            Some(class) => Some(retry_class(text, class)?),
+            None if name == ERROR_CODE => bail!("`x-retry` has no class for {text:?}"),
+            None => None,
+        };
         members.push(Member {
             text: text.clone(),
-            name,
+            name: rust,
             doc,
             status,
+            retry,
         });
     }
     Ok(Set {
@@ -170,6 +182,19 @@ fn http_status(text: &str, status: &Value, description: &str) -> Result<u16> {
         );
     }
     Ok(status)
+}
+
+/// The variant of `policy::Retry` that a class of `x-retry` names.
+fn retry_class(text: &str, class: &Value) -> Result<&'static str> {
+    let class = class.as_str().unwrap_or_default();
+    Ok(match mediagen_openapi::policy::Retry::from_wire(class) {
+        Some(mediagen_openapi::policy::Retry::AfterRetryAfter) => "AfterRetryAfter",
+        Some(mediagen_openapi::policy::Retry::Backoff) => "Backoff",
+        Some(mediagen_openapi::policy::Retry::Never) => "Never",
+        None => bail!(
+            "the `x-retry` class of {text:?} is {class:?}; it must be retry-after, backoff or never"
+        ),
+    })
 }
 
 /// `generation.completed` → `GenerationCompleted`, `AUTHENTICATION_ERROR` →
@@ -277,6 +302,22 @@ fn closed_enum(set: &Set) -> Result<String> {
         for m in &set.members {
             let status = m.status.context("a code without a status")?;
             out.push_str(&format!("            Self::{} => {status},\n", m.name));
+        }
+        out.push_str("        }\n    }\n");
+    }
+    if set.members.iter().any(|m| m.retry.is_some()) {
+        out.push_str(
+            "\n    /// Whether an answer with this code is worth trying again, and how.\n",
+        );
+        out.push_str(
+            "    pub const fn retry(self) -> crate::policy::Retry {\n        match self {\n",
+        );
+        for m in &set.members {
+            let retry = m.retry.context("a code without a retry class")?;
+            out.push_str(&format!(
+                "            Self::{} => crate::policy::Retry::{retry},\n",
+                m.name
+            ));
         }
         out.push_str("        }\n    }\n");
     }

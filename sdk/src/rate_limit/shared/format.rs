@@ -63,7 +63,7 @@ impl Document {
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Entry {
-    /// By [`LimitScope::key`].
+    /// By [`LimitScope::as_str`].
     pub(super) windows: BTreeMap<String, WindowRecord>,
     pub(super) owners: Vec<Owner>,
 }
@@ -86,7 +86,7 @@ pub(super) struct WindowRecord {
 pub(super) struct Owner {
     pub(super) slot: u32,
     pub(super) nonce: u64,
-    /// By [`LimitScope::key`].
+    /// By [`LimitScope::as_str`].
     in_flight: BTreeMap<String, u32>,
     waiters: u32,
 }
@@ -100,7 +100,7 @@ impl Owner {
                 .in_flight
                 .iter()
                 .filter(|(_, n)| **n > 0)
-                .map(|(scope, n)| (scope.key().to_owned(), *n))
+                .map(|(scope, n)| (scope.as_str().to_owned(), *n))
                 .collect(),
             waiters: counts.waiters,
         }
@@ -111,7 +111,7 @@ impl Owner {
             in_flight: self
                 .in_flight
                 .iter()
-                .filter_map(|(key, n)| Some((LimitScope::from_key(key)?, *n)))
+                .filter_map(|(key, n)| Some((LimitScope::from_wire(key)?, *n)))
                 .collect(),
             waiters: self.waiters,
         }
@@ -189,7 +189,7 @@ pub(super) fn parse(bytes: &[u8], now: Now) -> Result<Document, String> {
     let farthest = now.wall.saturating_add(nanos(FARTHEST_RESET));
     for entry in document.origins.values() {
         for (key, record) in &entry.windows {
-            if LimitScope::from_key(key).is_none() {
+            if LimitScope::from_wire(key).is_none() {
                 return Err(format!("it names a limit {key:?}"));
             }
             if record.reset_at.is_some_and(|at| at > farthest) {
@@ -203,7 +203,7 @@ pub(super) fn parse(bytes: &[u8], now: Now) -> Result<Document, String> {
             if let Some(key) = owner
                 .in_flight
                 .keys()
-                .find(|key| LimitScope::from_key(key).is_none())
+                .find(|key| LimitScope::from_wire(key).is_none())
             {
                 return Err(format!("it names a limit {key:?}"));
             }

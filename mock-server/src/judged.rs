@@ -13,14 +13,14 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
+use mediagen_openapi::operations::LimitScope;
 use uuid::Uuid;
 
 use crate::domain::UserId;
-use crate::domain::rate_limit;
 use crate::events::EventKind;
 use crate::state::AppState;
 use crate::store::LoggedRequest;
-use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Judge, Seen, Shown, WindowScope};
+use crate::verdict::{Cut, DeliverySeen, Facts, Finding, Judge, Seen, Shown};
 
 /// A digest of bytes that arrive in chunks: the same however they are cut.
 /// It reads eight bytes at a time (a multiply and a shift each), keeping the
@@ -210,7 +210,7 @@ pub(crate) struct Edge {
     pub digest: u64,
     pub cut: Cut,
     pub retry_after: Option<u64>,
-    pub window: Option<WindowScope>,
+    pub window: Option<LimitScope>,
     pub shown: Option<Shown>,
     /// The user's active tasks, for a read.
     pub active: usize,
@@ -218,37 +218,15 @@ pub(crate) struct Edge {
 
 impl Edge {
     /// What the answer tells: its `retry-after`, the limit whose window
-    /// refused it (`refused_by`, the decided limit, when the middleware did),
-    /// and what a generation read showed.
-    pub(crate) fn of(
-        response: &Response,
-        method: &str,
-        path: &str,
-        refused_by: Option<u32>,
-        injected: bool,
-    ) -> Self {
+    /// refused it (`refused_by`; the general one for a 429 that names none, as
+    /// an injected one), and what a generation read showed.
+    pub(crate) fn of(response: &Response, refused_by: Option<LimitScope>) -> Self {
         let retry_after = (response.status() == StatusCode::TOO_MANY_REQUESTS)
             .then(|| response.headers().get(header::RETRY_AFTER))
             .flatten()
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse().ok());
-        let window = retry_after.map(|_| match refused_by {
-            Some(decided) => match rate_limit::route_limit(method, path) {
-                Some(limit) if limit.max == decided && decided != rate_limit::GENERAL.max => {
-                    WindowScope::Route(limit.name)
-                }
-                _ => WindowScope::General,
-            },
-            // Refused by the route itself: the top-up's limit per user. An
-            // injected 429 names no window: the general one is taken.
-            None if !injected
-                && method == "POST"
-                && path.trim_end_matches('/') == "/v1/billing/topup" =>
-            {
-                WindowScope::Route(rate_limit::TOPUP.name)
-            }
-            None => WindowScope::General,
-        });
+        let window = retry_after.map(|_| refused_by.unwrap_or(LimitScope::General));
         Self {
             retry_after,
             window,
@@ -275,6 +253,7 @@ pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
                 real_answered: edge.real_answered,
                 method: &entry.method,
                 path: &entry.path,
+                op: entry.operation,
                 ip: &entry.ip,
                 user: entry.user_id,
                 key: entry.idempotency_key.as_deref(),
