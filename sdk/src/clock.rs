@@ -51,6 +51,17 @@ pub trait Clock: fmt::Debug + Send + Sync + 'static {
 
     /// Completes once `duration` has passed on this clock.
     fn sleep(&self, duration: Duration) -> Sleep;
+
+    /// A request is on its way: called as each attempt is sent, to the service
+    /// or to a storage URL, and followed by [`request_ended`](Self::request_ended)
+    /// once its answer's head arrives or it fails (or its call is dropped). A
+    /// simulated clock keeps time still in between, as nothing stops a real
+    /// one while a request travels. The default does nothing.
+    fn request_started(&self) {}
+
+    /// The request [`request_started`](Self::request_started) announced has its
+    /// answer's head, or failed. The default does nothing.
+    fn request_ended(&self) {}
 }
 
 /// Tokio's clock: real time, or paused time in tests that pause it.

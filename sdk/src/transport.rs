@@ -173,6 +173,23 @@ pub(crate) fn span(
     span
 }
 
+/// A request on its way, as its clock is told: started when made, ended when
+/// dropped, whether the answer came, the request failed or its call was dropped.
+struct Traveling<'a>(&'a dyn Clock);
+
+impl<'a> Traveling<'a> {
+    fn start(clock: &'a dyn Clock) -> Self {
+        clock.request_started();
+        Self(clock)
+    }
+}
+
+impl Drop for Traveling<'_> {
+    fn drop(&mut self) {
+        self.0.request_ended();
+    }
+}
+
 /// What the transport saw of one call, beside its result: how many attempts it
 /// took, the final error answer read from its raw body (the generated code
 /// cannot parse error codes it does not know), whether the outcome is unknown,
@@ -438,7 +455,9 @@ impl Shared {
             None
         };
         log_headers("request", request.headers());
+        let traveling = Traveling::start(self.clock.as_ref());
         let result = self.http.execute(request).await;
+        drop(traveling);
         let now = self.clock.now();
         let response = match result {
             Ok(response) => response,

@@ -196,14 +196,14 @@ async fn service_middleware(
 ) -> Response {
     let arrival = Arrival::of(&state, &mut request);
     let admitted = admit(&state, &arrival, &mut request);
-    let mut entry = arrival.entry(&admitted, request.headers());
+    let (mut entry, measured) = arrival.logged(&admitted, request.headers());
     let Some(decision) = admitted.decision else {
-        return dropped_before_acting(&state, &arrival, entry, request).await;
+        return dropped_before_acting(&state, &measured, entry, request).await;
     };
-    let response = answer(&state, &arrival, &admitted, &decision, request, next).await;
+    let response = answer(&state, &measured, &admitted, &decision, request, next).await;
     let (response, refused_by) =
         finish(&state, &mut entry, &decision, admitted.mode, response).await;
-    let edge = arrival.edge(&state, &admitted, &response, refused_by);
+    let edge = measured.edge(&state, &admitted, &response, refused_by);
     judged::log(&state, entry, edge.as_ref());
     match admitted.effect {
         Some(Effect::DropAfter) => faults::dropped(),
@@ -229,6 +229,13 @@ struct Arrival {
     /// answered 404, never counted or refused by a limit (the limits are the
     /// routes' own); its headers tell the general window as it stands.
     routed: bool,
+    measured: Measured,
+}
+
+/// What the verdict needs of a request beyond its log entry: the edge's
+/// time when it arrived, and the digest of its query and body when the
+/// verdict is on.
+struct Measured {
     sent: EdgeTime,
     digest: Option<judged::Digest>,
 }
@@ -258,21 +265,24 @@ impl Arrival {
             method,
             op,
             routed,
-            sent: state.clock().edge_time(),
-            digest: state.config().verdict.then(|| judged::digest(request)),
+            measured: Measured {
+                sent: state.clock().edge_time(),
+                digest: state.config().verdict.then(|| judged::digest(request)),
+            },
         }
     }
 
-    /// The request as the log keeps it, before its answer.
-    fn entry(&self, admitted: &Admitted, headers: &HeaderMap) -> LoggedRequest {
-        LoggedRequest {
-            request_id: self.ctx.request_id.clone(),
+    /// The request as the log keeps it, before its answer, and what the
+    /// verdict measured of it.
+    fn logged(self, admitted: &Admitted, headers: &HeaderMap) -> (LoggedRequest, Measured) {
+        let entry = LoggedRequest {
+            request_id: self.ctx.request_id,
             at: self.ctx.received_at,
             method: self.method.to_string(),
-            path: self.path.clone(),
+            path: self.path,
             operation: self.op,
             status: None,
-            ip: self.ip.clone(),
+            ip: self.ip,
             user_id: admitted.user_id,
             idempotency_key: headers
                 .get(IDEMPOTENCY_KEY)
@@ -280,9 +290,12 @@ impl Arrival {
                 .map(str::to_owned),
             fault: admitted.fault_id.clone(),
             error_code: None,
-        }
+        };
+        (entry, self.measured)
     }
+}
 
+impl Measured {
     /// What the edge measured of an answered request, when the verdict is on.
     fn edge(
         &self,
@@ -367,17 +380,17 @@ fn admit(state: &AppState, arrival: &Arrival, request: &mut Request) -> Admitted
 /// its body read for the digest), answered with nothing.
 async fn dropped_before_acting(
     state: &AppState,
-    arrival: &Arrival,
+    measured: &Measured,
     entry: LoggedRequest,
     request: Request,
 ) -> Response {
-    let edge = match &arrival.digest {
+    let edge = match &measured.digest {
         Some(digest) => {
             judged::drain(request, state.config().body_limit_bytes).await;
             let answered = state.clock().edge_time();
             Some(judged::Edge {
-                sent: arrival.sent.edge,
-                real_sent: arrival.sent.real,
+                sent: measured.sent.edge,
+                real_sent: measured.sent.real,
                 answered: answered.edge,
                 real_answered: answered.real,
                 digest: digest.value(),
@@ -395,7 +408,7 @@ async fn dropped_before_acting(
 /// refusal. A request no handler reads has its body read for the digest.
 async fn answer(
     state: &AppState,
-    arrival: &Arrival,
+    measured: &Measured,
     admitted: &Admitted,
     decision: &Decision,
     request: Request,
@@ -412,7 +425,7 @@ async fn answer(
             }),
         },
     };
-    if arrival.digest.is_some() {
+    if measured.digest.is_some() {
         judged::drain(request, state.config().body_limit_bytes).await;
     }
     refusal.into_response()

@@ -31,7 +31,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use mediagen::{Client, Clock, RetryPolicy, Sleep};
 use mediagen_mock_server::LoggedRequest;
 use mediagen_mock_server::{MockServer, NewUser, World};
@@ -72,7 +71,6 @@ impl App {
             .base_url(mock.uri())
             .api_key(&user.api_key)
             .clock(clock.clone())
-            .middleware_client(clock.counting_requests())
             .build()
             .expect("a client");
         Self {
@@ -182,14 +180,6 @@ impl MockClock {
         work.await
     }
 
-    /// An HTTP client that tells this clock when a request is in flight, so
-    /// that time never moves between a request and its answer.
-    pub fn counting_requests(&self) -> reqwest_middleware::ClientWithMiddleware {
-        reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-            .with(counting(self.clone()))
-            .build()
-    }
-
     /// Moves time whenever every participant waits.
     ///
     /// A participant may run several things at once (a batch), and a task woken
@@ -260,44 +250,6 @@ impl MockClock {
 
 struct Participant(MockClock);
 
-/// A middleware that holds `clock` while a request is in flight.
-fn counting(
-    clock: MockClock,
-) -> impl for<'a> Fn(
-    reqwest::Request,
-    &'a mut http::Extensions,
-    reqwest_middleware::Next<'a>,
-) -> BoxFuture<'a, reqwest_middleware::Result<reqwest::Response>>
-+ Send
-+ Sync
-+ 'static {
-    move |request, extensions, next| {
-        let sent = InFlight::start(clock.clone());
-        Box::pin(async move {
-            let answer = next.run(request, extensions).await;
-            drop(sent);
-            answer
-        })
-    }
-}
-
-/// A request in flight on a [`MockClock`], from sending to its answer.
-struct InFlight(MockClock);
-
-impl InFlight {
-    fn start(clock: MockClock) -> Self {
-        clock.state().in_flight += 1;
-        Self(clock)
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.state().in_flight -= 1;
-        self.0.changed();
-    }
-}
-
 impl Drop for Participant {
     fn drop(&mut self) {
         self.0.state().participants -= 1;
@@ -308,6 +260,15 @@ impl Drop for Participant {
 impl Clock for MockClock {
     fn now(&self) -> Instant {
         self.inner.base + self.elapsed()
+    }
+
+    fn request_started(&self) {
+        self.state().in_flight += 1;
+    }
+
+    fn request_ended(&self) {
+        self.state().in_flight -= 1;
+        self.changed();
     }
 
     fn sleep(&self, duration: Duration) -> Sleep {

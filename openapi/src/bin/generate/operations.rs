@@ -358,3 +358,78 @@ fn display(name: &str) -> String {
         "impl core::fmt::Display for {name} {{\n    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {{\n        f.write_str(self.as_str())\n    }}\n}}\n"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    fn contract() -> Value {
+        mediagen_openapi::document().expect("the contract")
+    }
+
+    fn refusal(doc: &Value) -> String {
+        format!(
+            "{:#}",
+            super::code(doc).expect_err("the generator refuses it")
+        )
+    }
+
+    #[test]
+    fn the_contract_as_committed_has_every_policy() {
+        let code = super::code(&contract()).unwrap();
+        assert!(code.contains("Self::CreateGeneration => Repeat::Keyed,"));
+        assert!(code.contains("Self::CreateTopup => LimitScope::Topup,"));
+    }
+
+    #[test]
+    fn an_operation_without_its_policy_is_refused() {
+        for key in ["x-repeat", "x-rate-limit"] {
+            let mut doc = contract();
+            doc["paths"]["/v1/billing/topup"]["post"]
+                .as_object_mut()
+                .unwrap()
+                .remove(key);
+            assert_eq!(
+                refusal(&doc),
+                format!("POST /v1/billing/topup (create_topup) has no `{key}`")
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_the_generator_does_not_know_is_refused() {
+        let mut doc = contract();
+        doc["paths"]["/v1/billing/topup"]["post"]["x-repeat"] = json!("twice");
+        assert!(refusal(&doc).contains("`x-repeat` \"twice\"; it must be safe, keyed or once"));
+        let mut doc = contract();
+        doc["paths"]["/v1/billing/topup"]["post"]["x-rate-limit"] = json!("hourly");
+        assert!(refusal(&doc).contains("counts in \"hourly\", which `x-rate-limits` lacks"));
+        let mut doc = contract();
+        doc["x-rate-limits"]["topup"]["per"] = json!("planet");
+        assert!(refusal(&doc).contains("it must be ip or user"));
+        let mut doc = contract();
+        doc["x-rate-limits"]
+            .as_object_mut()
+            .unwrap()
+            .remove("general");
+        assert!(refusal(&doc).contains("has no `general`"));
+    }
+
+    #[test]
+    fn an_error_code_without_its_retry_class_is_refused() {
+        let mut doc = contract();
+        doc["components"]["schemas"]["ErrorCode"]["x-retry"]
+            .as_object_mut()
+            .unwrap()
+            .remove("NOT_FOUND");
+        let refused = crate::sets::code(&doc).expect_err("refused");
+        assert!(
+            format!("{refused:#}").contains("`x-retry` has no class for \"NOT_FOUND\""),
+            "{refused:#}"
+        );
+        let mut doc = contract();
+        doc["components"]["schemas"]["ErrorCode"]["x-retry"]["NOT_FOUND"] = json!("sometimes");
+        let refused = crate::sets::code(&doc).expect_err("refused");
+        assert!(format!("{refused:#}").contains("must be retry-after, backoff or never"));
+    }
+}
