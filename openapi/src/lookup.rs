@@ -1,7 +1,11 @@
-//! Finding the operation of a request by its concrete path, for a reader
-//! that has no router's matched template (a client, a test).
+//! What a reader finds from what a request or an answer carries: the
+//! operation of a concrete path (for a reader with no router's matched
+//! template: a client, a test), and the retry class of a code as sent. Above
+//! both the generated table and the policy's words, which know nothing of it.
 
 use crate::operations::OperationId;
+use crate::policy::Retry;
+use crate::sets::ErrorCode;
 
 impl OperationId {
     /// The operation a method and a concrete path are (a query is ignored;
@@ -27,5 +31,30 @@ impl OperationId {
                     .zip(given.clone())
                     .all(|(t, g)| (t.starts_with('{') && !g.is_empty()) || t == g)
         })
+    }
+}
+
+impl Retry {
+    /// The class of `error.code` as sent: the contract's for a code it names;
+    /// for another member of the `GATEWAY_*` and `BILLING_*` families, an
+    /// internal integration failure, `Backoff` (Errors, Codes: "Retry with
+    /// exponential delay"); `None` for any other code, which only its status
+    /// can judge.
+    ///
+    /// ```
+    /// use mediagen_openapi::policy::Retry;
+    ///
+    /// assert_eq!(Retry::of_code("NOT_FOUND"), Some(Retry::Never));
+    /// assert_eq!(Retry::of_code("GATEWAY_EXPLODED"), Some(Retry::Backoff));
+    /// assert_eq!(Retry::of_code("SOMETHING_NEW"), None);
+    /// ```
+    pub fn of_code(code: &str) -> Option<Self> {
+        match ErrorCode::from_wire(code) {
+            Some(known) => Some(known.retry()),
+            None if code.starts_with("GATEWAY_") || code.starts_with("BILLING_") => {
+                Some(Self::Backoff)
+            }
+            None => None,
+        }
     }
 }

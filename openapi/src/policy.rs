@@ -66,29 +66,6 @@ pub enum Retry {
 }
 
 impl Retry {
-    /// The class of `error.code` as sent: the contract's for a code it names;
-    /// for another member of the `GATEWAY_*` and `BILLING_*` families, an
-    /// internal integration failure, `Backoff` (Errors, Codes: "Retry with
-    /// exponential delay"); `None` for any other code, which only its status
-    /// can judge.
-    ///
-    /// ```
-    /// use mediagen_openapi::policy::Retry;
-    ///
-    /// assert_eq!(Retry::of_code("NOT_FOUND"), Some(Retry::Never));
-    /// assert_eq!(Retry::of_code("GATEWAY_EXPLODED"), Some(Retry::Backoff));
-    /// assert_eq!(Retry::of_code("SOMETHING_NEW"), None);
-    /// ```
-    pub fn of_code(code: &str) -> Option<Self> {
-        match crate::sets::ErrorCode::from_wire(code) {
-            Some(known) => Some(known.retry()),
-            None if code.starts_with("GATEWAY_") || code.starts_with("BILLING_") => {
-                Some(Self::Backoff)
-            }
-            None => None,
-        }
-    }
-
     /// The value of `x-retry`: `retry-after`, `backoff` or `never`.
     pub fn from_wire(text: &str) -> Option<Self> {
         Some(match text {

@@ -266,7 +266,7 @@ async fn create_topup(
         Err(error) => error.into_response(),
     };
     // This route reports its own, per-user limit rather than the general one.
-    super::limit_headers(response.headers_mut(), &window, scale);
+    super::headers::limit_headers(response.headers_mut(), &window, scale);
     Ok(response)
 }
 

@@ -31,7 +31,7 @@ pub fn router() -> Router<AppState> {
 pub fn storage_router() -> Router<AppState> {
     Router::new()
         .route("/uploads/{id}", get(download).put(upload))
-        .method_not_allowed_fallback(super::method_not_allowed)
+        .method_not_allowed_fallback(super::missing::method_not_allowed)
 }
 
 /// The body of `POST /v1/files`.

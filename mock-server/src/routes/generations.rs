@@ -92,7 +92,7 @@ fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> 
 /// The `Idempotency-Key` header, when one is sent.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, BadKey> {
     headers
-        .get(super::IDEMPOTENCY_KEY)
+        .get(super::headers::IDEMPOTENCY_KEY)
         .map(|value| idempotency::key(value.to_str().ok()).map(str::to_owned))
         .transpose()
 }

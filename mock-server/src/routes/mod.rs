@@ -5,12 +5,11 @@
 
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::task::{Context, Poll, ready};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mediagen_openapi::operations::{LimitScope, OperationId};
@@ -22,7 +21,6 @@ use crate::domain::UserId;
 use crate::domain::auth::{self, AuthRefusal};
 use crate::domain::fault::Effect;
 use crate::domain::rate_limit::Decision;
-use crate::domain::refusal::Missing;
 use crate::error::{ApiError, REQUEST, RequestContext, Window};
 use crate::extract::Caller;
 use crate::judged;
@@ -35,10 +33,17 @@ pub mod billing;
 pub mod faults;
 pub mod files;
 pub mod generations;
+mod headers;
 pub mod meta;
+mod missing;
 pub mod outputs;
 pub mod responses;
 pub mod webhooks;
+
+pub(crate) use headers::IDEMPOTENCY_KEY;
+use headers::{RATELIMIT_LIMIT, limit_headers};
+use missing::fallback;
+pub(crate) use missing::method_not_allowed;
 
 /// Every route of the service (not the control API), behind the service middleware.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -55,25 +60,6 @@ pub fn router(state: &AppState) -> Router<AppState> {
             state.clone(),
             service_middleware,
         ))
-}
-
-async fn fallback(method: Method, uri: axum::http::Uri) -> ApiError {
-    Missing::Route {
-        method: method.to_string(),
-        path: uri.path().to_owned(),
-    }
-    .into()
-}
-
-/// A route that exists, asked with a method it does not have: the same 404
-/// `NOT_FOUND` as an unknown path (the service document's status table has
-/// no 405), with the `Allow` header the router adds, on every router of the mock.
-pub(crate) async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
-    Missing::Method {
-        method: method.to_string(),
-        path: uri.path().to_owned(),
-    }
-    .into()
 }
 
 /// Gives each request its id and the time it arrived on the world's clock,
@@ -126,38 +112,6 @@ impl<F: Future<Output = Response> + Send + 'static> Drop for Finished<F> {
             runtime.spawn(work);
         }
     }
-}
-
-/// The header a create's key comes in.
-pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
-const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
-const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
-const RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
-
-/// The `x-ratelimit-*` headers of the window `decision` reports, which every
-/// answer of the service carries.
-pub(crate) fn limit_headers(headers: &mut HeaderMap, decision: &Decision, scale: f64) {
-    headers.insert(RATELIMIT_LIMIT, number(decision.limit.into()));
-    headers.insert(RATELIMIT_REMAINING, number(decision.remaining.into()));
-    headers.insert(RATELIMIT_RESET, number(decision.reset_secs(scale)));
-}
-
-/// `n` as a header value. The numbers the limit headers carry (limits,
-/// requests left, seconds to a reset within the hour) are written once for
-/// the life of the process: every answer has three, and a value written
-/// anew is an allocation each.
-fn number(n: u64) -> HeaderValue {
-    static SMALL: OnceLock<Vec<HeaderValue>> = OnceLock::new();
-    let small = SMALL.get_or_init(|| {
-        (0..=3600u64)
-            .map(|n| HeaderValue::from_static(Box::leak(n.to_string().into_boxed_str())))
-            .collect()
-    });
-    usize::try_from(n)
-        .ok()
-        .and_then(|n| small.get(n))
-        .cloned()
-        .unwrap_or_else(|| HeaderValue::from(n))
 }
 
 fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {

@@ -22,7 +22,7 @@ use crate::wire::generation::media_kind;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/outputs/{id}/{file}", get(get_output))
-        .method_not_allowed_fallback(super::method_not_allowed)
+        .method_not_allowed_fallback(super::missing::method_not_allowed)
 }
 
 async fn get_output(

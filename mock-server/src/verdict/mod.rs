@@ -19,6 +19,7 @@ mod deliveries;
 mod findings;
 mod requests;
 pub(crate) mod rules;
+mod seen;
 #[cfg(test)]
 mod tests;
 
@@ -33,8 +34,8 @@ use crate::domain::{FastMap, UserId};
 pub(crate) use deliveries::{DeliverySeen, Probe};
 use findings::Findings;
 pub(crate) use findings::Places;
-pub(crate) use requests::{Cut, Seen, Shown};
 pub use rules::{Severity, Strict, UnknownRule, known_ids};
+pub(crate) use seen::{Cut, Seen, Shown};
 
 /// The verdict on a world's client (`GET /_mock/verdict`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
