@@ -117,9 +117,13 @@ impl Seen<'_> {
     }
 }
 
+/// The part of a path after its version (`webhook-endpoints` of
+/// `/v1/webhook-endpoints/{id}`); empty for a path with none.
 fn area(path: &str) -> &str {
-    let rest = path.strip_prefix("/v1/").unwrap_or(path);
-    rest.split('/').next().unwrap_or(rest)
+    path.split('/')
+        .filter(|segment| !segment.is_empty())
+        .nth(1)
+        .unwrap_or_default()
 }
 
 /// The path with its ids as `{id}`, to group findings by route.
