@@ -3,11 +3,24 @@
 //! template: a client, a test), and the retry class of a code as sent. Above
 //! both the generated table and the policy's words, which know nothing of it.
 
-use crate::operations::OperationId;
+use crate::operations::{LimitScope, OperationId};
 use crate::policy::Retry;
 use crate::sets::ErrorCode;
 
 impl OperationId {
+    /// The rate limit of its own that counts it beside the general one, if it
+    /// has one.
+    ///
+    /// ```
+    /// use mediagen_openapi::operations::{LimitScope, OperationId};
+    ///
+    /// assert_eq!(OperationId::CreateTopup.own_limit(), Some(LimitScope::Topup));
+    /// assert_eq!(OperationId::GetGeneration.own_limit(), None);
+    /// ```
+    pub fn own_limit(self) -> Option<LimitScope> {
+        Some(self.limit()).filter(|scope| *scope != LimitScope::General)
+    }
+
     /// The operation a method and a concrete path are (a query is ignored;
     /// `HEAD` goes with `GET`), if the contract has one.
     ///
@@ -23,10 +36,11 @@ impl OperationId {
         let method = if method == "HEAD" { "GET" } else { method };
         let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
         let given = path.split('/');
+        let segments = given.clone().count();
         Self::ALL.into_iter().find(|op| {
             let template = op.path().trim_end_matches('/').split('/');
             op.method() == method
-                && template.clone().count() == given.clone().count()
+                && template.clone().count() == segments
                 && template
                     .zip(given.clone())
                     .all(|(t, g)| (t.starts_with('{') && !g.is_empty()) || t == g)

@@ -98,6 +98,14 @@ installer() {
         "$@" "${root}/install.sh" "${args[@]}") >"${work}/said" 2>&1
 }
 said() { cat "${work}/said"; }
+# Runs the installer under sh, which must refuse; prints what it said either way.
+refused() {
+    if installer sh; then
+        said
+        fail "$1"
+    fi
+    said
+}
 
 step "sh install.sh --mock-server, with a new HOME and PATH=/usr/bin:/bin"
 home="${work}/home"
@@ -169,11 +177,7 @@ chmod +x "${fake}/uname"
 path="${fake}:/usr/bin:/bin"
 extra=(MEDIAGEN_INSTALL_DIR="${work}/darwin")
 args=(--mock-server)
-if installer sh; then
-    said
-    fail "the installer went on on Darwin arm64"
-fi
-said
+refused "the installer went on on Darwin arm64"
 grep -qF "this machine is Darwin arm64" "${work}/said" || fail "the refusal does not name what it found"
 grep -qF "cargo install --git https://github.com/mediagen/mediagen mediagen-cli" "${work}/said" ||
     fail "the refusal does not say how to build from source"
@@ -194,11 +198,7 @@ open(path, "wb").write(data)
     (cd "${root}" && sha256sum -- *.tar.xz install.sh >SHA256SUMS)
     extra=(MEDIAGEN_INSTALL_DIR="${into}")
     args=(--mock-server)
-    if installer sh; then
-        said
-        fail "the installer accepted a tampered ${archive}"
-    fi
-    said
+    refused "the installer accepted a tampered ${archive}"
     grep -qF "SHA-256 mismatch for ${base}/${archive}" "${work}/said" ||
         fail "the refusal of the tampered ${archive} does not name the checksum and its URL"
     grep -qF "expected $(sha256sum <"${out}/${archive}" | cut -d' ' -f1), got $(sha256sum <"${root}/${archive}" | cut -d' ' -f1)" \
@@ -219,11 +219,7 @@ tampered "${mock_archive}"
 step "an archive missing at the download address"
 extra=(MEDIAGEN_INSTALL_DIR="${work}/missing" MEDIAGEN_INSTALL_BASE_URL="${base}/no-such-release")
 args=()
-if installer sh; then
-    said
-    fail "the installer succeeded with nothing to download"
-fi
-said
+refused "the installer succeeded with nothing to download"
 grep -qF "could not download ${base}/no-such-release/${cli_archive}" "${work}/said" ||
     fail "a 404 is not a clear download error"
 [ ! -e "${work}/missing" ] || fail "a failed download made ${work}/missing"

@@ -60,8 +60,7 @@ impl Decision {
 /// The limit of `op`'s own that counts per IP address beside the general
 /// one, if it has one.
 pub fn own_limit_per_ip(op: OperationId) -> Option<LimitScope> {
-    let scope = op.limit();
-    (scope != LimitScope::General && scope.per() == LimitPer::Ip).then_some(scope)
+    op.own_limit().filter(|scope| scope.per() == LimitPer::Ip)
 }
 
 /// Real seconds a client waits for `mock_ms` milliseconds of the mock's clock

@@ -737,10 +737,7 @@ fn repeat_final_error(
 
 /// The windows a request counts in: the general one, and its operation's own.
 fn scopes(seen: &Seen<'_>) -> impl Iterator<Item = LimitScope> {
-    let own = seen
-        .op
-        .map(OperationId::limit)
-        .filter(|scope| *scope != LimitScope::General);
+    let own = seen.op.and_then(OperationId::own_limit);
     std::iter::once(LimitScope::General).chain(own)
 }
 

@@ -114,10 +114,7 @@ impl Operation {
             id: Some(id),
             repeat: Repeat::of(id),
             to_service: true,
-            limit: match id.limit() {
-                LimitScope::General => None,
-                own => Some(own),
-            },
+            limit: id.own_limit(),
         }
     }
 
