@@ -7,6 +7,7 @@ mod config;
 mod error;
 mod error_answer;
 mod hint;
+mod jq;
 mod output;
 mod parse;
 mod report;

@@ -3,6 +3,8 @@
 
 use std::fmt::Display;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
@@ -11,6 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::{ColorWhen, Format, Global};
+use crate::jq;
 
 /// How this run prints.
 #[derive(Debug, Clone)]
@@ -25,6 +28,16 @@ pub struct Output {
     /// Spinners and bars are drawn: stderr is a terminal and no log lines
     /// (`-v`, `MEDIAGEN_LOG`) go there to be drawn over.
     draws: bool,
+    /// `--jq`: what is printed instead of each JSON document.
+    jq: Option<Arc<Jq>>,
+}
+
+/// A `--jq` filter and the count of documents it has run on, which names the one
+/// it failed on.
+#[derive(Debug)]
+struct Jq {
+    filter: jq::Filter,
+    documents: AtomicU64,
 }
 
 pub const BOLD: Style = Style::new().bold();
@@ -37,6 +50,8 @@ impl Output {
     pub fn new(global: &Global) -> Self {
         let format = match (global.json, global.format) {
             (true, _) => Format::Json,
+            // A filter reads JSON; `--format human` with it is refused as it is parsed.
+            (false, None) if global.jq.is_some() => Format::Json,
             (false, Some(format)) => format,
             // Scripts read stdout through a pipe; people read a terminal.
             (false, None) if stdout_is_terminal() => Format::Human,
@@ -58,6 +73,12 @@ impl Output {
             stdout_tty,
             stderr_tty,
             draws: stderr_tty && !logs,
+            jq: global.jq.clone().map(|filter| {
+                Arc::new(Jq {
+                    filter,
+                    documents: AtomicU64::new(0),
+                })
+            }),
         }
     }
 
@@ -76,9 +97,11 @@ impl Output {
         let mut stdout = io::stdout().lock();
         if self.lines {
             match serde_json::to_value(value)? {
-                serde_json::Value::Array(items) => write_lines(&mut stdout, &items)?,
-                other => write_lines(&mut stdout, &[other])?,
+                serde_json::Value::Array(items) => self.write_lines(&mut stdout, &items)?,
+                other => self.write_lines(&mut stdout, &[other])?,
             }
+        } else if let Some(jq) = &self.jq {
+            jq.write(&serde_json::to_value(value)?, &mut stdout)?;
         } else if self.json {
             serde_json::to_writer_pretty(&mut stdout, value)?;
             writeln!(stdout)?;
@@ -113,7 +136,7 @@ impl Output {
             // Locked only between awaits, and written in one piece per page.
             let mut stdout = BufWriter::new(io::stdout().lock());
             let written = page.into_iter().try_for_each(|item| {
-                write_lines(&mut stdout, &[item?])?;
+                self.write_lines(&mut stdout, &[item?])?;
                 anyhow::Ok(())
             });
             stdout.flush()?;
@@ -125,7 +148,7 @@ impl Output {
     /// A JSON answer of the service as it came (`mediagen api`): indented for a person
     /// at a terminal, on one line for a program or in JSON Lines.
     pub fn answer(&self, value: &serde_json::Value) -> anyhow::Result<()> {
-        if self.stdout_tty && !self.lines {
+        if self.stdout_tty && !self.lines && self.jq.is_none() {
             let mut stdout = io::stdout().lock();
             serde_json::to_writer_pretty(&mut stdout, value)?;
             writeln!(stdout)?;
@@ -136,9 +159,29 @@ impl Output {
         }
     }
 
-    /// One JSON line on stdout, for streams of events.
+    /// One JSON line on stdout, for streams of events; with `--jq`, what the filter
+    /// makes of it.
     pub fn json_line<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
+        let mut stdout = io::stdout().lock();
+        self.write_lines(&mut stdout, std::slice::from_ref(value))?;
+        stdout.flush()?;
+        Ok(())
+    }
+
+    /// An error's envelope on stdout, one line, never filtered: `--jq` is for answers,
+    /// and a script must still see why there is none.
+    pub fn envelope<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
         json_line(value)
+    }
+
+    /// Each value as one line of JSON, or through `--jq`.
+    fn write_lines<T: Serialize>(&self, w: &mut impl Write, values: &[T]) -> anyhow::Result<()> {
+        match &self.jq {
+            Some(jq) => values
+                .iter()
+                .try_for_each(|value| jq.write(&serde_json::to_value(value)?, w)),
+            None => Ok(write_lines(w, values)?),
+        }
     }
 
     /// A line on stdout for people, whatever the format (used where JSON is not the
@@ -321,6 +364,28 @@ impl indicatif::TermLike for Narrower {
 
     fn flush(&self) -> io::Result<()> {
         self.0.flush()
+    }
+}
+
+impl Jq {
+    /// The filter's outputs for one document. A failure names the document by its
+    /// number in this run and, where it has one, its id.
+    fn write(&self, value: &serde_json::Value, w: &mut impl Write) -> anyhow::Result<()> {
+        let number = self.documents.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.filter.write(value, w) {
+            Ok(()) => Ok(()),
+            Err(jq::RunError::Io(err)) => Err(err.into()),
+            Err(jq::RunError::Filter(why)) => {
+                let id = ["id", "webhookId", "seq"]
+                    .iter()
+                    .find_map(|key| value.get(key))
+                    .map(|id| format!(", {id}"))
+                    .unwrap_or_default();
+                Err(anyhow::anyhow!(
+                    "the --jq filter failed on record {number}{id}: {why}"
+                ))
+            }
+        }
     }
 }
 
@@ -529,6 +594,7 @@ mod tests {
             stdout_tty: false,
             stderr_tty: false,
             draws: false,
+            jq: None,
         }
     }
 

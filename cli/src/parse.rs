@@ -202,6 +202,12 @@ pub fn header(raw: &str) -> Result<(String, String), String> {
 }
 
 /// `90s`, `10m`, `1h30m`, or plain seconds.
+/// `--jq`: a filter compiled now, so that a mistake is a usage error before anything
+/// is sent.
+pub fn jq(raw: &str) -> Result<crate::jq::Filter, String> {
+    crate::jq::Filter::new(raw)
+}
+
 pub fn duration(raw: &str) -> Result<Duration, String> {
     humantime::parse_duration(raw)
         .ok()

@@ -21,7 +21,7 @@ pub fn error(out: &Output, err: &anyhow::Error, command: CommandId, embedded: bo
     let failure = failure.hinted(command);
     if out.is_json() {
         // A reader that has gone cannot be told.
-        let _ = out.json_line(&failure.envelope());
+        let _ = out.envelope(&failure.envelope());
     }
     out.note(failure.line(out));
     failure.exit

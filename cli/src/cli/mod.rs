@@ -127,6 +127,15 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FORMAT")]
     pub format: Option<Format>,
 
+    /// Print what a jq filter makes of the JSON: raw strings, compact values, one per line
+    ///
+    /// The filter runs on each JSON document the command prints: the answer, or each line of
+    /// a stream or of --format jsonl. It implies JSON output; an error keeps its envelope.
+    /// It is jq as jaq runs it: computed whole floats print as 2.0, `del` may reorder keys,
+    /// and there is no `input`, `tostream` or `$__loc__` (the README lists every difference).
+    #[arg(long, global = true, value_name = "EXPR", value_parser = crate::parse::jq)]
+    pub jq: Option<crate::jq::Filter>,
+
     /// When to use colour; NO_COLOR in the environment means never
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorWhen,
@@ -334,6 +343,12 @@ pub fn parse() -> Result<Cli, clap::Error> {
     let matches = command().try_get_matches()?;
     #[cfg_attr(not(feature = "mock"), expect(unused_mut))]
     let mut cli = Cli::from_arg_matches(&matches)?;
+    if cli.global.jq.is_some() && cli.global.format == Some(Format::Human) {
+        return Err(command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--jq filters JSON, so it cannot be used with --format human (use --format json or jsonl, or leave --format out)",
+        ));
+    }
     #[cfg(feature = "mock")]
     if let (Command::Mock(args), Some(mock)) =
         (&mut cli.command, matches.subcommand_matches("mock"))

@@ -12,6 +12,7 @@ mod documented;
 mod exit_codes;
 mod generate;
 mod golden;
+mod jq;
 mod jsonl;
 mod judge;
 mod newcomer;
