@@ -202,6 +202,36 @@ pub fn header(raw: &str) -> Result<(String, String), String> {
 }
 
 /// `90s`, `10m`, `1h30m`, or plain seconds.
+/// `mock logs --status`: a status (404) or a class of them (4xx).
+#[cfg(feature = "mock")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusFilter {
+    Exactly(u16),
+    Class(u16),
+}
+
+#[cfg(feature = "mock")]
+impl StatusFilter {
+    pub fn matches(self, status: u16) -> bool {
+        match self {
+            Self::Exactly(wanted) => status == wanted,
+            Self::Class(class) => status / 100 == class,
+        }
+    }
+}
+
+#[cfg(feature = "mock")]
+pub fn status_filter(raw: &str) -> Result<StatusFilter, String> {
+    let wrong = || format!("'{raw}' is neither a status (404) nor a class of them (4xx)");
+    match raw.to_ascii_lowercase().as_bytes() {
+        [class @ b'1'..=b'5', b'x', b'x'] => Ok(StatusFilter::Class(u16::from(class - b'0'))),
+        _ => match raw.parse::<u16>() {
+            Ok(status) if (100..=599).contains(&status) => Ok(StatusFilter::Exactly(status)),
+            _ => Err(wrong()),
+        },
+    }
+}
+
 /// `--jq`: a filter compiled now, so that a mistake is a usage error before anything
 /// is sent.
 pub fn jq(raw: &str) -> Result<crate::jq::Filter, String> {
@@ -232,6 +262,19 @@ pub fn forward_url(raw: &str) -> Result<url::Url, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "mock")]
+    #[test]
+    fn a_status_filter_is_a_status_or_a_class() {
+        assert_eq!(status_filter("4xx"), Ok(StatusFilter::Class(4)));
+        assert_eq!(status_filter("5XX"), Ok(StatusFilter::Class(5)));
+        assert_eq!(status_filter("404"), Ok(StatusFilter::Exactly(404)));
+        assert!(StatusFilter::Class(4).matches(429));
+        assert!(!StatusFilter::Class(4).matches(500));
+        for wrong in ["4x", "6xx", "99", "600", "abc"] {
+            assert!(status_filter(wrong).is_err(), "{wrong}");
+        }
+    }
 
     #[test]
     fn params_are_json_when_they_parse_and_text_otherwise() {

@@ -240,7 +240,12 @@ impl Edge {
 /// edge measured of it), judges it, both under the ledger's one lock, under
 /// which the journal is told the request and then its findings: a reset of
 /// the verdict comes before or after them all.
-pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
+pub(crate) fn log(
+    state: &AppState,
+    entry: LoggedRequest,
+    edge: Option<&Edge>,
+    duration_ms: Option<u64>,
+) {
     let mut ledger = state.ledger();
     let made = match edge {
         Some(edge) => {
@@ -271,7 +276,7 @@ pub(crate) fn log(state: &AppState, entry: LoggedRequest, edge: Option<&Edge>) {
         }
         None => Vec::new(),
     };
-    state.log_request(&mut ledger.log, entry);
+    state.log_request(&mut ledger.log, entry, duration_ms);
     publish(state, made);
 }
 

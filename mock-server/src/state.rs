@@ -182,7 +182,12 @@ impl AppState {
     /// Records a request in `log` (the [`ledger`](Self::ledger)'s), within
     /// the retention bounds, and tells the journal's readers (the fault that
     /// applied to it first).
-    pub(crate) fn log_request(&self, log: &mut RequestLog, entry: LoggedRequest) {
+    pub(crate) fn log_request(
+        &self,
+        log: &mut RequestLog,
+        entry: LoggedRequest,
+        duration_ms: Option<u64>,
+    ) {
         let retention = self.inner.config.retention;
         // Under the ledger's lock, so that the journal tells requests in the
         // log's order.
@@ -211,6 +216,7 @@ impl AppState {
                     user_id: entry.user_id,
                     idempotency_key: entry.idempotency_key.clone(),
                     fault: entry.fault.clone(),
+                    duration_ms,
                 },
             );
         }

@@ -43,6 +43,51 @@ pub struct MockArgs {
 pub enum MockCommand {
     // Without a doc comment here: the help is the mock library's `JudgeArgs`'s.
     Judge(Box<JudgeCommand>),
+    /// Show a running mock's live journal: requests, generation steps, ledger rows,
+    /// webhook deliveries and verdict findings
+    ///
+    /// Reads GET {base URL}/_mock/events of the mock at --base-url (or MEDIAGEN_BASE_URL,
+    /// or the profile's), which may be a world's baseUrl. A line per event, coloured on
+    /// a terminal, and the events as JSON Lines in a pipe (--jq applies to each). With
+    /// --follow it reconnects after a lost connection and resumes after the last event
+    /// it printed, so nothing is lost or printed twice; it says so when it fell behind.
+    ///
+    ///   mediagen mock logs --base-url http://127.0.0.1:8080
+    ///   mediagen mock logs -f --status 4xx
+    ///   mediagen mock logs -f --history --generation 7d3f… --format jsonl
+    #[command(verbatim_doc_comment)]
+    Logs(LogsArgs),
+}
+
+/// `mediagen mock logs`.
+#[cfg(feature = "mock")]
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Keep following the journal as it happens; without it, print what happened so far
+    /// (the history) and end
+    #[arg(short, long)]
+    pub follow: bool,
+    /// With --follow, start with what happened before (requests excepted: the mock's
+    /// history tells its records, not its request log)
+    #[arg(long, requires = "follow")]
+    pub history: bool,
+    /// Only requests (and faults) of this status: 404, or a class such as 4xx
+    #[arg(long, value_name = "STATUS", value_parser = crate::parse::status_filter)]
+    pub status: Option<crate::parse::StatusFilter>,
+    /// Only events of requests (and faults) whose path starts with this
+    #[arg(long, value_name = "PREFIX")]
+    pub path: Option<String>,
+    /// Only events of these kinds (comma-separated or repeated): request, fault,
+    /// generation, ledger, message, attempt, topup, invoice, mail, clock, reset,
+    /// verdict.finding, verdict.reset
+    #[arg(long, value_name = "KIND", value_delimiter = ',')]
+    pub kind: Vec<String>,
+    /// Only events of this generation (its steps, ledger rows, webhooks and requests)
+    #[arg(long, value_name = "ID", value_parser = crate::parse::generation_id)]
+    pub generation: Option<uuid::Uuid>,
+    /// The mock's admin token, or a world's control token
+    #[arg(long, env = "MEDIAGEN_MOCK_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 // The options of `mediagen mock` that set up the judge's mock, then the judge's

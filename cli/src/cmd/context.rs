@@ -56,23 +56,7 @@ impl Context {
             (base_url, Some(api_key))
         } else {
             let settings = self.settings()?;
-            // No host is assumed: the key goes only where the user said.
-            let config_file = settings.config_file.as_ref().map_or_else(
-                || "see `mediagen config`".to_owned(),
-                |path| path.display().to_string(),
-            );
-            let base_url = settings.base_url.ok_or_else(|| {
-                Failure::new(
-                    Exit::Usage,
-                    "CONFIGURATION_ERROR",
-                    "no base URL is set: the service's address is not built in",
-                )
-                .hint(format!(
-                    "pass --base-url URL, set MEDIAGEN_BASE_URL, or add base_url to a profile of \
-                     the config file ({config_file}); add --mock to try the command against a \
-                     local mock"
-                ))
-            })?;
+            let base_url = Self::base_url_of(&settings)?;
             let key = match (settings.api_key, key_required) {
                 (Some(key), _) => Some(key),
                 (None, false) => None,
@@ -93,6 +77,33 @@ impl Context {
             (base_url, key)
         };
         self.client_at(base_url, api_key)
+    }
+
+    /// The base URL the user configured: no host is assumed, so that a key goes
+    /// only where the user said.
+    #[cfg(feature = "mock")]
+    pub fn base_url(&self) -> anyhow::Result<String> {
+        Self::base_url_of(&self.settings()?)
+    }
+
+    fn base_url_of(settings: &Settings) -> anyhow::Result<String> {
+        let config_file = settings.config_file.as_ref().map_or_else(
+            || "see `mediagen config`".to_owned(),
+            |path| path.display().to_string(),
+        );
+        settings.base_url.clone().ok_or_else(|| {
+            Failure::new(
+                Exit::Usage,
+                "CONFIGURATION_ERROR",
+                "no base URL is set: the service's address is not built in",
+            )
+            .hint(format!(
+                "pass --base-url URL, set MEDIAGEN_BASE_URL, or add base_url to a profile of \
+                 the config file ({config_file}); add --mock to try the command against a \
+                 local mock"
+            ))
+            .into()
+        })
     }
 
     /// A client of the service at `base_url`, with this command's retry policy.

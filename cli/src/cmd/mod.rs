@@ -8,6 +8,8 @@ mod config;
 mod context;
 mod files;
 mod generations;
+#[cfg(feature = "mock")]
+mod logs;
 mod mock;
 mod models;
 mod requisites;
@@ -40,7 +42,7 @@ async fn dispatch(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Account(command) => account::run(ctx, command).await,
         Command::Files(command) => files::run(ctx, command).await,
         Command::Webhooks(command) => webhooks::run(ctx, command).await,
-        Command::Mock(args) => mock::run(args).await,
+        Command::Mock(args) => mock::run(ctx, args).await,
         Command::Api(args) => api::run(ctx, args).await,
         Command::Config(command) => config::run(ctx, command).await,
         Command::Completions { shell } => {

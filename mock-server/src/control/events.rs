@@ -4,7 +4,10 @@
 //! fell behind gets `{"type":"lagged","missed":N}` where the events it missed
 //! were. With `?history=true` the stream starts with what the world's records
 //! tell of the time before it opened (`store/history.rs`), each event with
-//! `seq` 0 and no SSE `id`, then goes on live with nothing lost or told twice.
+//! `seq` 0 and no SSE `id`, and a comment `: end of history`, then goes on
+//! live with nothing lost or told twice. A reader that comes back with
+//! `Last-Event-ID` (as every SSE client does) gets what happened since its
+//! last event first, or `lagged` for what is no longer kept.
 
 use std::convert::Infallible;
 use std::fmt::Write;
@@ -22,7 +25,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use super::ops::journal;
 use super::{admin_token_given, bearer, invalid};
 use crate::error::{ApiError, Result};
-use crate::events::{Event, EventKind, Published};
+use crate::events::{Bus, Event, EventKind, EventStream, Published};
 use crate::state::AppState;
 
 /// An idle stream sends a comment this often.
@@ -71,8 +74,24 @@ fn history_wanted(request: &Request) -> Result<bool> {
     }
 }
 
+/// The `seq` of the last event a returning reader saw (`Last-Event-ID`).
+fn last_event_id(request: &Request) -> Result<Option<u64>> {
+    let Some(value) = request.headers().get("last-event-id") else {
+        return Ok(None);
+    };
+    match value.to_str().ok().and_then(|v| v.trim().parse().ok()) {
+        Some(seq) => Ok(Some(seq)),
+        None => Err(invalid(
+            "Last-Event-ID",
+            "type",
+            "Last-Event-ID must be the seq of an event (a whole number)".to_owned(),
+        )),
+    }
+}
+
 /// The history's events as SSE messages without an `id`: they were told
-/// before this reader came, so they have no place in the numbering.
+/// before this reader came, so they have no place in the numbering. A comment
+/// marks where the history ends, for a reader that wants only the past.
 fn history_frame(history: Vec<(chrono::DateTime<chrono::Utc>, EventKind)>) -> String {
     let mut frame = String::new();
     for (at, kind) in history {
@@ -81,7 +100,35 @@ fn history_frame(history: Vec<(chrono::DateTime<chrono::Utc>, EventKind)>) -> St
         let json = serde_json::to_string(&event).unwrap_or_default();
         let _ = write!(frame, "data: {json}\n\n");
     }
+    frame.push_str(": end of history\n\n");
     frame
+}
+
+/// A returning reader's first frame: `lagged` for the events no longer kept,
+/// then the kept ones after its last.
+fn resumed_frame(missed: u64, replay: &[Arc<Published>]) -> String {
+    let mut frame = String::new();
+    if missed > 0 {
+        write(&mut frame, Err(RecvError::Lagged(missed)));
+    }
+    for event in replay {
+        write(&mut frame, Ok(Arc::clone(event)));
+    }
+    frame
+}
+
+/// The live reader of an HTTP stream: when the client goes, the world keeps
+/// its journal on a while, so that a client that comes back with
+/// `Last-Event-ID` finds what it missed.
+struct Following {
+    events: EventStream,
+    bus: Bus,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.bus.linger();
+    }
 }
 
 /// An SSE message: `id` (the event's `seq`) and `data` (its JSON, one line);
@@ -109,16 +156,33 @@ async fn stream_events(State(state): State<AppState>, request: Request) -> Respo
         )
         .into_response();
     }
-    let history = match history_wanted(&request) {
-        Ok(wanted) => wanted,
-        Err(error) => return error.into_response(),
+    let (history, after) = match (history_wanted(&request), last_event_id(&request)) {
+        (Ok(history), Ok(after)) => (history, after),
+        (Err(error), _) | (_, Err(error)) => return error.into_response(),
     };
-    let (history, events) = journal::stream_events(&state, history);
-    let history = history_frame(history);
-    let history = futures::stream::iter(
-        (!history.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(history))),
-    );
-    let live = futures::stream::unfold(events.rx, |mut rx| async move {
+    // A returning reader resumes where it was; the history was told to it before.
+    let (first, events) = match after {
+        Some(after) => {
+            let resumed = journal::resume_events(&state, after);
+            (
+                resumed_frame(resumed.missed, &resumed.replay),
+                resumed.stream,
+            )
+        }
+        None if history => {
+            let (history, events) = journal::stream_events(&state, true);
+            (history_frame(history), events)
+        }
+        None => (String::new(), journal::stream_events(&state, false).1),
+    };
+    let first =
+        futures::stream::iter((!first.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(first))));
+    let following = Following {
+        events,
+        bus: state.events().clone(),
+    };
+    let live = futures::stream::unfold(following, |mut following| async move {
+        let rx = &mut following.events.rx;
         let mut frame = String::new();
         match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
             // A comment line, so that proxies and clients keep an idle stream open.
@@ -141,9 +205,9 @@ async fn stream_events(State(state): State<AppState>, request: Request) -> Respo
                 }
             }
         }
-        Some((Ok::<_, Infallible>(Bytes::from(frame)), rx))
+        Some((Ok::<_, Infallible>(Bytes::from(frame)), following))
     });
-    let stream = futures::StreamExt::chain(history, live);
+    let stream = futures::StreamExt::chain(first, live);
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),

@@ -10,7 +10,9 @@
 //! as Server-Sent Events (`control/events.rs`), and in Rust as
 //! [`World::stream_events`](crate::World::stream_events).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -22,6 +24,11 @@ use crate::domain::UserId;
 /// Events a reader may fall behind by before it misses some: at 1,000
 /// requests a second, about two seconds of a busy world.
 const CAPACITY: usize = 8192;
+
+/// How long a world keeps its journal on after a reader that can resume (the
+/// HTTP stream) has gone, so that it finds what it missed when it comes back
+/// with `Last-Event-ID`.
+const LINGER: Duration = Duration::from_secs(30);
 
 /// One thing that happened in a world.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +77,11 @@ pub enum EventKind {
         idempotency_key: Option<String>,
         /// The fault rule that applied.
         fault: Option<String>,
+        /// How long the service took to answer, in real milliseconds, from
+        /// the request's arrival to its answer's head (a `delay` fault's
+        /// wait is not in it). Absent in the history, which does not keep it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
     /// A fault rule applied to a request (its `request` event follows).
     Fault {
@@ -320,9 +332,27 @@ struct BusInner {
     /// Made at the first reader: the channel holds its whole window from the
     /// start, and a world nobody watches (most of a thousand) needs none.
     tx: OnceLock<broadcast::Sender<Arc<Published>>>,
-    /// The last number given; under the same lock as the send, so numbers
-    /// reach every reader in order.
-    seq: Mutex<u64>,
+    /// The last number given and the last events; under the same lock as the
+    /// send, so numbers reach every reader in order, and a reader that
+    /// resumes gets each event once, from the kept ones or from the channel.
+    seq: Mutex<Sequence>,
+    /// Until when a reader that can resume may still come back.
+    lingers_until: Mutex<Option<Instant>>,
+}
+
+#[derive(Default)]
+struct Sequence {
+    last: u64,
+    /// The last [`CAPACITY`] events, for readers that resume.
+    kept: VecDeque<Arc<Published>>,
+}
+
+/// A reader that resumes after the event it saw last: the kept events after
+/// it, how many it missed beyond those, and the reader of what follows.
+pub(crate) struct Resumed {
+    pub(crate) missed: u64,
+    pub(crate) replay: Vec<Arc<Published>>,
+    pub(crate) stream: EventStream,
 }
 
 impl std::fmt::Debug for Bus {
@@ -338,7 +368,8 @@ impl Default for Bus {
         Self {
             inner: Arc::new(BusInner {
                 tx: OnceLock::new(),
-                seq: Mutex::new(0),
+                seq: Mutex::new(Sequence::default()),
+                lingers_until: Mutex::new(None),
             }),
         }
     }
@@ -347,10 +378,10 @@ impl Default for Bus {
 impl Bus {
     /// Whether anyone reads: nothing is written for nobody.
     pub(crate) fn listening(&self) -> bool {
-        self.inner
-            .tx
-            .get()
-            .is_some_and(|tx| tx.receiver_count() > 0)
+        self.inner.tx.get().is_some_and(|tx| {
+            tx.receiver_count() > 0
+                || lock(&self.inner.lingers_until).is_some_and(|until| Instant::now() < until)
+        })
     }
 
     pub(crate) fn subscribe(&self) -> EventStream {
@@ -358,23 +389,63 @@ impl Bus {
         EventStream { rx: tx.subscribe() }
     }
 
+    /// A reader from the event after `after` on: the kept ones, then the
+    /// live ones, each once. Events older than the kept ones are counted as
+    /// missed.
+    pub(crate) fn resume(&self, after: u64) -> Resumed {
+        let tx = self.inner.tx.get_or_init(|| broadcast::channel(CAPACITY).0);
+        let sequence = lock(&self.inner.seq);
+        let stream = EventStream { rx: tx.subscribe() };
+        let first_kept = sequence
+            .kept
+            .front()
+            .map_or(sequence.last + 1, |event| event.seq());
+        Resumed {
+            missed: first_kept.saturating_sub(after + 1),
+            replay: sequence
+                .kept
+                .iter()
+                .filter(|event| event.seq() > after)
+                .cloned()
+                .collect(),
+            stream,
+        }
+    }
+
+    /// A reader that can resume has gone: the journal stays on for
+    /// [`LINGER`], so that what happens meanwhile is kept for it.
+    pub(crate) fn linger(&self) {
+        *lock(&self.inner.lingers_until) = Some(Instant::now() + LINGER);
+    }
+
     pub(crate) fn publish(&self, at: DateTime<Utc>, kind: EventKind) {
         let Some(tx) = self.inner.tx.get() else {
             return;
         };
-        let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
-        *seq += 1;
+        let mut sequence = lock(&self.inner.seq);
+        sequence.last += 1;
         let event = Arc::new(Published {
             event: Event {
-                seq: *seq,
+                seq: sequence.last,
                 at,
                 kind,
             },
             json: OnceLock::new(),
         });
-        // No reader left: the event is for nobody.
+        if sequence.kept.len() == CAPACITY {
+            sequence.kept.pop_front();
+        }
+        sequence.kept.push_back(Arc::clone(&event));
+        // No reader now: kept for one that resumes.
         tx.send(event).ok();
     }
+}
+
+/// A lock that a panic elsewhere does not poison for the journal.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What the store changed under its lock, kept until the lock's guard
@@ -425,5 +496,46 @@ mod tests {
         }
         drop((a, b));
         assert!(!bus.listening());
+    }
+
+    #[test]
+    fn a_reader_that_resumes_gets_each_event_after_its_last_once() {
+        let bus = Bus::default();
+        let mut first = bus.subscribe();
+        for _ in 0..5 {
+            bus.publish(Utc::now(), EventKind::Reset {});
+        }
+        assert_eq!(first.drain().unwrap().len(), 5);
+        // It saw up to 2, went away, and events went on meanwhile.
+        drop(first);
+        bus.linger();
+        assert!(bus.listening(), "kept on for a reader that comes back");
+        bus.publish(Utc::now(), EventKind::Reset {});
+        let mut resumed = bus.resume(2);
+        bus.publish(Utc::now(), EventKind::Reset {});
+        assert_eq!(resumed.missed, 0);
+        let replayed: Vec<u64> = resumed.replay.iter().map(|e| e.seq()).collect();
+        assert_eq!(replayed, [3, 4, 5, 6]);
+        let live: Vec<u64> = resumed
+            .stream
+            .drain()
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(live, [7]);
+    }
+
+    #[test]
+    fn a_reader_that_resumes_after_the_kept_events_is_told_how_many_it_missed() {
+        let bus = Bus::default();
+        let _reader = bus.subscribe();
+        for _ in 0..CAPACITY + 10 {
+            bus.publish(Utc::now(), EventKind::Reset {});
+        }
+        let resumed = bus.resume(5);
+        assert_eq!(resumed.missed, 5, "6 to 10 are no longer kept");
+        assert_eq!(resumed.replay.first().map(|e| e.seq()), Some(11));
+        assert_eq!(resumed.replay.len(), CAPACITY);
     }
 }

@@ -158,7 +158,7 @@ async fn service_middleware(
     let (response, refused_by) =
         finish(&state, &mut entry, &decision, admitted.mode, response).await;
     let edge = measured.edge(&state, &admitted, &response, refused_by);
-    judged::log(&state, entry, edge.as_ref());
+    judged::log(&state, entry, edge.as_ref(), measured.duration_ms());
     match admitted.effect {
         Some(Effect::DropAfter) => faults::dropped(),
         Some(Effect::Delay { seconds }) => {
@@ -192,6 +192,17 @@ struct Arrival {
 struct Measured {
     sent: EdgeTime,
     digest: Option<judged::Digest>,
+    /// When it arrived, in real time, for the journal's `durationMs`: read
+    /// only while someone follows the journal.
+    started: Option<std::time::Instant>,
+}
+
+impl Measured {
+    /// The real milliseconds from arrival until now, when measured.
+    fn duration_ms(&self) -> Option<u64> {
+        self.started
+            .map(|started| u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
 }
 
 impl Arrival {
@@ -222,6 +233,7 @@ impl Arrival {
             measured: Measured {
                 sent: state.clock().edge_time(),
                 digest: state.config().verdict.then(|| judged::digest(request)),
+                started: state.events().listening().then(std::time::Instant::now),
             },
         }
     }
@@ -354,7 +366,8 @@ async fn dropped_before_acting(
         }
         None => None,
     };
-    judged::log(state, entry, edge.as_ref());
+    // No answer: nothing to time.
+    judged::log(state, entry, edge.as_ref(), None);
     faults::dropped()
 }
 

@@ -43,6 +43,12 @@ pub(crate) fn stream_events(
     (history, state.events().subscribe())
 }
 
+/// A reader that comes back after the event numbered `after` (an SSE
+/// client's `Last-Event-ID`): the events kept since, then the live ones.
+pub(crate) fn resume_events(state: &AppState, after: u64) -> crate::events::Resumed {
+    state.events().resume(after)
+}
+
 /// The world's whole state as one JSON document.
 pub(crate) fn get_snapshot(state: &AppState) -> Value {
     state.take_snapshot()
