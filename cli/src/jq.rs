@@ -153,7 +153,6 @@ fn pointed(code: &str, part: &str, why: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn run(code: &str, value: serde_json::Value) -> String {
         let mut out = Vec::new();
@@ -163,7 +162,7 @@ mod tests {
 
     #[test]
     fn strings_come_out_raw_and_other_values_as_compact_json() {
-        let value = json!({ "id": "gen_1", "outputs": [{ "url": "https://x/a.png" }] });
+        let value = serde_json::json!({ "id": "gen_1", "outputs": [{ "url": "https://x/a.png" }] });
         assert_eq!(run(".id", value.clone()), "gen_1\n");
         assert_eq!(
             run(".outputs", value.clone()),
@@ -177,7 +176,10 @@ mod tests {
 
     #[test]
     fn a_filter_with_no_output_writes_nothing() {
-        assert_eq!(run("select(.a) | .b", json!({ "a": false })), "");
+        assert_eq!(
+            run("select(.a) | .b", serde_json::json!({ "a": false })),
+            ""
+        );
     }
 
     #[test]
@@ -231,7 +233,7 @@ mod tests {
                 let got = String::from_utf8(out).unwrap();
                 let want = row["expected"].as_str().unwrap();
                 (got != want).then(|| {
-                    serde_json::json!({ "input": input, "filter": code, "printed": got, "table": want })
+                    serde_json::serde_json::json!({ "input": input, "filter": code, "printed": got, "table": want })
                         .to_string()
                 })
             })
@@ -244,7 +246,7 @@ mod tests {
         let mut out = Vec::new();
         let err = Filter::new(".a + 1")
             .unwrap()
-            .write(&json!({ "a": "x" }), &mut out)
+            .write(&serde_json::json!({ "a": "x" }), &mut out)
             .unwrap_err();
         assert!(matches!(err, RunError::Filter(_)), "{err}");
     }
