@@ -233,7 +233,7 @@ mod tests {
                 let got = String::from_utf8(out).unwrap();
                 let want = row["expected"].as_str().unwrap();
                 (got != want).then(|| {
-                    serde_json::serde_json::json!({ "input": input, "filter": code, "printed": got, "table": want })
+                    serde_json::json!({ "input": input, "filter": code, "printed": got, "table": want })
                         .to_string()
                 })
             })
