@@ -302,6 +302,11 @@ export declare class MockControl {
   listRequests(): Promise<LoggedRequest[]>;
   /** `GET /_mock/deliveries`: every webhook message, oldest first. */
   listDeliveries(): Promise<Delivery[]>;
+  /**
+   * `POST /_mock/deliveries`: queues an event body of yours (its `type` one the
+   * contract defines) to an endpoint, sent through the mock's own delivery path.
+   */
+  createDelivery(endpointId: string, payload: Record<string, unknown>): Promise<Delivery>;
   /** `PUT /_mock/dns`: a host name resolves to these addresses for webhook URLs. */
   setDns(host: string, addresses: string[]): Promise<DnsSet>;
   /** `GET /_mock/outbox`: the magic-link e-mails the service would have sent. */

@@ -40,6 +40,7 @@ export const OPERATIONS = Object.freeze({
   updateSettings: ["PUT", "/_mock/settings"],
   listRequests: ["GET", "/_mock/requests"],
   listDeliveries: ["GET", "/_mock/deliveries"],
+  createDelivery: ["POST", "/_mock/deliveries"],
   setDns: ["PUT", "/_mock/dns"],
   listOutbox: ["GET", "/_mock/outbox"],
   reset: ["POST", "/_mock/reset"],
@@ -116,6 +117,9 @@ export class MockControl {
   }
   async listDeliveries() {
     return (await call(this, "listDeliveries")).data;
+  }
+  createDelivery(endpointId, payload) {
+    return call(this, "createDelivery", {}, { endpointId, payload });
   }
   setDns(host, addresses) {
     return call(this, "setDns", {}, { host, addresses });

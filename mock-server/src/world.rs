@@ -141,6 +141,19 @@ impl World {
         ops::deliveries::list_deliveries(&self.state)
     }
 
+    /// Queues `payload` (an event body whose `type` the contract defines) as a
+    /// webhook message to an endpoint, sent through the mock's own delivery
+    /// path: signed with the endpoint's secret, retried on schedule, in the
+    /// journal and the verdict (`POST /_mock/deliveries`). An unknown endpoint
+    /// is `NotFound`, a disabled one `Conflict`.
+    pub fn create_delivery(
+        &self,
+        endpoint_id: &str,
+        payload: serde_json::Value,
+    ) -> Result<Delivery, ControlError> {
+        ops::deliveries::create_delivery(&self.state, endpoint_id, payload)
+    }
+
     /// Makes `host` resolve to `addresses` for webhook URLs, as a DNS answer
     /// would; refused for an empty host name.
     pub fn set_dns(

@@ -88,6 +88,22 @@ pub enum WebhooksCommand {
                                 --timestamp <UNIX> --signature <HEADER>"
     )]
     Verify(VerifyArgs),
+    /// Send a signed delivery of an event to a receiver, to test it without the service
+    ///
+    /// The body is the contract's example of the event, with a new id and time; each --set
+    /// is checked against the event's schema before anything is sent. The answer is told
+    /// with what the service would do with it (done, retried, endpoint disabled). With
+    /// --endpoint, a running mock delivers it to one of its endpoints instead, through its
+    /// own delivery path (its journal and its verdict see it):
+    ///
+    ///   mediagen webhooks trigger generation.completed --to localhost:3000/hooks \
+    ///     --secret whsec_… --set data.generation.cost_rub=12.5
+    ///   mediagen webhooks trigger generation.failed --to http://127.0.0.1:8787/ \
+    ///     --secret whsec_… --webhook-id 3b2c… --timestamp 1795870000
+    ///   mediagen webhooks trigger generation.completed --endpoint we_2Hk9… \
+    ///     --base-url http://127.0.0.1:8080
+    #[command(verbatim_doc_comment)]
+    Trigger(TriggerArgs),
     /// Receive webhooks here: verify, skip duplicates, print each event
     ///
     /// With --forward-to, each verified delivery is also POSTed to a local app with its raw
@@ -101,6 +117,37 @@ pub enum WebhooksCommand {
     ///     --forward-to localhost:4000/alerts --event generation.failed
     #[command(verbatim_doc_comment)]
     Listen(ListenArgs),
+}
+
+/// `webhooks trigger`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("target").required(true).args(["to", "endpoint"]))]
+pub struct TriggerArgs {
+    /// The event type, one the contract defines (generation.completed, generation.failed)
+    pub event: String,
+    /// The receiver to POST the signed delivery to (an app, or a running `webhooks listen`)
+    #[arg(long, value_name = "URL", value_parser = parse::forward_url, requires = "secret")]
+    pub to: Option<url::Url>,
+    /// With --to: the receiver's signing secret (whsec_…)
+    #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+    /// Instead of --to: an endpoint of the mock at --base-url (or of --mock), which
+    /// delivers the event through its own delivery path: signed with the endpoint's
+    /// secret, retried on its schedule, in its journal and its verdict
+    #[arg(long, value_name = "ID", conflicts_with_all = ["secret", "webhook_id", "timestamp"])]
+    pub endpoint: Option<String>,
+    /// Set a field of the body: a path such as data.generation.cost_rub or
+    /// data.generation.output_urls[0], and a value (JSON, else a string), checked
+    /// against the event's schema before anything is sent; repeatable
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse::param)]
+    pub sets: Vec<(String, serde_json::Value)>,
+    /// The webhook-id header, to test a receiver's dedupe [default: a new UUID]
+    #[arg(long, value_name = "ID")]
+    pub webhook_id: Option<String>,
+    /// The webhook-timestamp header (Unix seconds), to test a receiver's tolerance
+    /// [default: now]
+    #[arg(long, value_name = "UNIX", allow_hyphen_values = true)]
+    pub timestamp: Option<i64>,
 }
 
 #[derive(Debug, Args)]

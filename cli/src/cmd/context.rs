@@ -81,9 +81,17 @@ impl Context {
 
     /// The base URL the user configured: no host is assumed, so that a key goes
     /// only where the user said.
-    #[cfg(feature = "mock")]
     pub fn base_url(&self) -> anyhow::Result<String> {
         Self::base_url_of(&self.settings()?)
+    }
+
+    /// The address of the mock a control call goes to: the embedded one with
+    /// `--mock`, else the configured base URL (a mock's, or a world's).
+    pub async fn mock_base_url(&self) -> anyhow::Result<String> {
+        if self.global.mock {
+            return Ok(self.mock.connect().await?.0);
+        }
+        self.base_url()
     }
 
     fn base_url_of(settings: &Settings) -> anyhow::Result<String> {

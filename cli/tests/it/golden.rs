@@ -51,6 +51,12 @@ async fn generate_help_shows_every_option() {
 async fn webhooks_help_lists_the_endpoint_commands_and_the_tools() {
     help(&["webhooks", "--help"], "webhooks-help.txt").await;
     help(
+        &["webhooks", "trigger", "--help"],
+        "webhooks-trigger-help.txt",
+    )
+    .await;
+    help(&["mock", "logs", "--help"], "mock-logs-help.txt").await;
+    help(
         &["webhooks", "verify", "--help"],
         "webhooks-verify-help.txt",
     )

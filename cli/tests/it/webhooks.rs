@@ -485,3 +485,161 @@ async fn listen_forwards_each_delivery_byte_for_byte_to_the_apps_whose_events_it
         "{stdout}"
     );
 }
+
+/// `mediagen webhooks trigger` to `app`, with the test secret and `args`.
+async fn trigger(app: &App, args: &[&str]) -> std::process::Output {
+    let mut line = vec!["webhooks", "trigger"];
+    line.extend_from_slice(args);
+    line.extend_from_slice(&["--to", &app.url, "--secret", SECRET]);
+    run(bare(&line)).await
+}
+
+#[tokio::test]
+async fn trigger_sends_the_contracts_event_signed_with_the_overrides_applied() {
+    let app = App::start(StatusCode::NO_CONTENT).await;
+    let output = trigger(
+        &app,
+        &[
+            "generation.completed",
+            "--set",
+            "data.generation.cost_rub=12.5",
+            "--set",
+            "data.generation.output_urls[1]=https://cdn.example.com/b.png",
+            "--webhook-id",
+            "msg_dedupe_1",
+        ],
+    )
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let told: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(told["status"], 204);
+    assert_eq!(told["outcome"], "delivered");
+    let got = app.got();
+    assert_eq!(got.len(), 1);
+    let (headers, body) = &got[0];
+    // The receiver's check, with the secret it was given.
+    Webhook::new(SECRET).unwrap().verify(body, headers).unwrap();
+    assert_eq!(headers["webhook-id"], "msg_dedupe_1");
+    let body: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(body["type"], "generation.completed");
+    assert_eq!(body["data"]["generation"]["cost_rub"], 12.5);
+    assert_eq!(
+        body["data"]["generation"]["output_urls"][1],
+        "https://cdn.example.com/b.png"
+    );
+    assert!(body["id"].as_str().unwrap().starts_with("evt_"));
+}
+
+#[tokio::test]
+async fn trigger_refuses_a_mistyped_or_unknown_override_before_sending() {
+    let app = App::start(StatusCode::OK).await;
+    let output = trigger(
+        &app,
+        &[
+            "generation.failed",
+            "--set",
+            "data.generation.error_code=42",
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    let message = envelope(&output)["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("data.generation.error_code: 42 is not of type \"string\""),
+        "{message}"
+    );
+    let output = trigger(
+        &app,
+        &["generation.failed", "--set", "data.generation.eror_code=X"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    let message = envelope(&output)["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("has no member `eror_code`; it has ") && message.contains("error_code"),
+        "{message}"
+    );
+    let output = trigger(
+        &app,
+        &[
+            "--format",
+            "human",
+            "generation.failed",
+            "--set",
+            "data.generation.eror_code=X",
+        ],
+    )
+    .await;
+    crate::golden::check("trigger-unknown-member.txt", &text(&output.stderr));
+    assert!(app.got().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn trigger_tells_what_the_service_does_with_each_answer() {
+    for (status, outcome, words) in [
+        (StatusCode::GONE, "disabled", "disables the endpoint"),
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "failed",
+            "retries the same webhook-id up to 15 times",
+        ),
+        (
+            StatusCode::BAD_REQUEST,
+            "failed",
+            "720 consecutive failures",
+        ),
+    ] {
+        let app = App::start(status).await;
+        let output = trigger(&app, &["generation.completed"]).await;
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let told: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(told["status"], status.as_u16());
+        assert_eq!(told["outcome"], outcome);
+        assert!(told["service"].as_str().unwrap().contains(words), "{told}");
+    }
+}
+
+#[tokio::test]
+async fn trigger_through_the_mock_takes_its_delivery_path() {
+    let app = App::start(StatusCode::OK).await;
+    let setup = Setup::with(
+        MockServer::builder()
+            .real_clock(1.0)
+            .config(|c| c.allow_private_webhooks = true)
+            .start()
+            .await,
+        100.0,
+    );
+    let endpoint = setup.json(&["webhooks", "create", &app.url]).await;
+    let (id, secret) = (
+        endpoint["id"].as_str().unwrap(),
+        endpoint["secret"].as_str().unwrap(),
+    );
+    let output = run(setup.cmd(&[
+        "webhooks",
+        "trigger",
+        "generation.failed",
+        "--endpoint",
+        id,
+        "--set",
+        "data.generation.error_code=content_policy",
+    ]))
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let told: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(told["outcome"], "delivered");
+    // Signed by the mock with the endpoint's secret, and in its records.
+    let got = app.got();
+    assert_eq!(got.len(), 1);
+    Webhook::new(secret)
+        .unwrap()
+        .verify(&got[0].1, &got[0].0)
+        .unwrap();
+    assert_eq!(got[0].0["webhook-id"], told["webhookId"].as_str().unwrap());
+    let deliveries = setup.mock.list_deliveries();
+    assert_eq!(deliveries.len(), 1);
+    assert_eq!(
+        deliveries[0].payload["data"]["generation"]["error_code"],
+        "content_policy"
+    );
+}

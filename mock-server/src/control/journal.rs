@@ -18,7 +18,10 @@ use crate::store::{LoggedRequest, OutboxMessage};
 pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/_mock/requests", get(list_requests))
-        .route("/_mock/deliveries", get(list_deliveries))
+        .route(
+            "/_mock/deliveries",
+            get(list_deliveries).post(create_delivery),
+        )
         .route("/_mock/outbox", get(list_outbox))
         .route("/_mock/reset", post(reset))
         .route(
@@ -35,6 +38,25 @@ async fn list_requests(State(state): State<AppState>) -> Json<List<LoggedRequest
 
 async fn list_deliveries(State(state): State<AppState>) -> Json<List<Delivery>> {
     list(ops::deliveries::list_deliveries(&state))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateDelivery {
+    endpoint_id: String,
+    payload: Value,
+}
+
+impl super::ControlBody for CreateDelivery {
+    const SCHEMA: &'static str = "CreateDelivery";
+}
+
+async fn create_delivery(
+    State(state): State<AppState>,
+    super::ControlJson(body): super::ControlJson<CreateDelivery>,
+) -> Result<(StatusCode, Json<Delivery>)> {
+    let delivery = ops::deliveries::create_delivery(&state, &body.endpoint_id, body.payload)?;
+    Ok((StatusCode::CREATED, Json(delivery)))
 }
 
 async fn list_outbox(State(state): State<AppState>) -> Json<List<OutboxMessage>> {

@@ -355,6 +355,34 @@ impl Faces {
                     .await;
                 false
             }
+            "create_delivery" => {
+                // An endpoint the world does not have, and an event type the
+                // contract lacks: both faces refuse alike. A delivery that
+                // reaches a receiver is the CLI's `trigger` tests'.
+                let (r, h) = (self.world().await, self.world().await);
+                let payload = json!({"type": "generation.completed", "id": "evt_1"});
+                let refusal = r
+                    .create_delivery("ep_nope", payload.clone())
+                    .expect_err(operation);
+                let call = post(
+                    "/_mock/deliveries",
+                    json!({"endpointId": "ep_nope", "payload": payload}),
+                );
+                let reply = self.send(&h.uri(), call).await;
+                same_refusal(operation, &refusal, &reply);
+                let payload = json!({"type": "generation.nope"});
+                let refusal = r
+                    .create_delivery("ep_nope", payload.clone())
+                    .expect_err(operation);
+                let call = post(
+                    "/_mock/deliveries",
+                    json!({"endpointId": "ep_nope", "payload": payload}),
+                );
+                let reply = self.send(&h.uri(), call).await;
+                same_refusal(operation, &refusal, &reply);
+                self.done(&[&r, &h]);
+                true
+            }
             "list_outbox" => {
                 let call = get("/_mock/outbox");
                 self.check(operation, |w| data(w.list_outbox()), call).await;

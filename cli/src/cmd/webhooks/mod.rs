@@ -3,6 +3,7 @@
 
 mod endpoints;
 mod listen;
+mod trigger;
 mod verify;
 
 use super::context::Context;
@@ -12,6 +13,7 @@ pub async fn run(ctx: &Context, command: WebhooksCommand) -> anyhow::Result<()> 
     match command {
         WebhooksCommand::Verify(args) => verify::run(&ctx.out, args),
         WebhooksCommand::Listen(args) => listen::run(ctx, args).await,
+        WebhooksCommand::Trigger(args) => trigger::run(ctx, args).await,
         WebhooksCommand::Create {
             url,
             events,

@@ -224,6 +224,16 @@ class ControlApi(DeprecatedNames):
         attempts (`GET /_mock/deliveries`)."""
         return _data(self.control("GET", "/_mock/deliveries"))
 
+    def create_delivery(self, endpoint_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Queues an event body of yours (its `type` one the contract defines) as a
+        webhook message to an endpoint, sent through the mock's own delivery path:
+        signed, retried, in the journal and the verdict (`POST /_mock/deliveries`).
+        An unknown endpoint raises `MockError` (404), a disabled one (409)."""
+        answer: dict[str, Any] = self.control(
+            "POST", "/_mock/deliveries", {"endpointId": endpoint_id, "payload": payload}
+        )
+        return answer
+
     def set_dns(self, host: str, addresses: Sequence[str]) -> None:
         """Makes a host name resolve to these addresses for webhook URLs (`PUT /_mock/dns`)."""
         self.control("PUT", "/_mock/dns", {"host": host, "addresses": list(addresses)})

@@ -1,12 +1,16 @@
-//! `list_deliveries`: what the mock sent, every webhook message with its attempts.
+//! `list_deliveries`: what the mock sent, every webhook message with its attempts;
+//! `create_delivery`: a message of the caller's body, sent through the same path.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use mediagen_openapi::sets::EventType;
+
 use crate::domain::UserId;
-use crate::domain::webhook::{Attempt, Message};
+use crate::domain::webhook::{self, Attempt, Message};
+use crate::error::ControlError;
 use crate::state::AppState;
 
 /// A webhook message the mock queued for one endpoint, with its attempts.
@@ -96,6 +100,50 @@ impl DeliveryAttempt {
             next_attempt_at: attempt.next_attempt_at,
         }
     }
+}
+
+/// Queues `payload` as a webhook message to the endpoint `endpoint_id`, as the
+/// service queues an event: signed with the endpoint's secret when sent, tried
+/// on the retry schedule, in the journal and the verdict. The payload's `type`
+/// must be an event type of the contract; its `id` is the event's id (a new
+/// one when it has none). An endpoint that is not active takes none.
+pub(crate) fn create_delivery(
+    state: &AppState,
+    endpoint_id: &str,
+    payload: Value,
+) -> Result<Delivery, ControlError> {
+    let Some(event_type) = payload["type"].as_str().and_then(EventType::from_wire) else {
+        return Err(ControlError::invalid(
+            "/payload/type",
+            "enum",
+            format!(
+                "payload.type must be an event type of the contract ({})",
+                EventType::ALL.map(EventType::as_str).join(", ")
+            ),
+        ));
+    };
+    let event_id = payload["id"]
+        .as_str()
+        .map_or_else(webhook::new_event_id, str::to_owned);
+    let bytes = serde_json::to_vec(&payload).unwrap_or_default();
+    let now = state.now();
+    let mut store = state.store();
+    let endpoint = store.endpoint(endpoint_id).cloned().ok_or_else(|| {
+        ControlError::NotFound(format!("Webhook endpoint {endpoint_id} not found"))
+    })?;
+    if !endpoint.active {
+        return Err(ControlError::Conflict(format!(
+            "Webhook endpoint {endpoint_id} is disabled: it takes no deliveries"
+        )));
+    }
+    let id = store.enqueue_message(&endpoint, event_type.as_str(), event_id, bytes.into(), now);
+    let delivery = store.message(id).map(Delivery::of);
+    let wake = store.worker_wake_needed();
+    drop(store);
+    if wake {
+        state.worker_notify().notify_one();
+    }
+    delivery.ok_or_else(|| ControlError::NotFound(format!("message {id} vanished")))
 }
 
 /// Every message the mock queued, oldest first.
