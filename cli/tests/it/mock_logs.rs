@@ -201,3 +201,86 @@ async fn following_through_a_lost_connection_loses_and_repeats_no_event() {
     );
     eprintln!("{REQUESTS} requests at {rate:.0}/s through a cut connection: every event once");
 }
+
+#[tokio::test]
+async fn a_worlds_journal_is_read_at_its_base_url_with_its_control_token() {
+    let mock = MockServer::builder()
+        .config(|c| c.admin_token = Some("root-secret".into()))
+        .start()
+        .await;
+    let http = reqwest::Client::new();
+    let world: Value = http
+        .post(format!("{}/_mock/worlds", mock.uri()))
+        .bearer_auth("root-secret")
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (base_url, token) = (
+        world["baseUrl"].as_str().unwrap(),
+        world["controlToken"].as_str().unwrap(),
+    );
+    let created = mediagen::Client::new(base_url, world["demoApiKey"].as_str().unwrap())
+        .unwrap()
+        .generations()
+        .create(mediagen::GenerationRequest::new("flux-schnell", "a fox"))
+        .await
+        .unwrap();
+    let logs = |base: &str, token: &str| {
+        let mut cmd = process(&[
+            "mock",
+            "logs",
+            "--token",
+            token,
+            "--jq",
+            "select(.type == \"generation\") | .generationId",
+        ]);
+        cmd.env("MEDIAGEN_BASE_URL", base);
+        run(assert_cmd::Command::from_std(cmd))
+    };
+    let output = logs(base_url, token).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim(), created.id.to_string());
+    // The world's token opens its own journal only.
+    let output = logs(&mock.uri(), token).await;
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+}
+
+#[tokio::test]
+async fn following_prints_a_line_per_request_for_people() {
+    let setup = Setup::new().await;
+    let mut follow = crate::Background::spawn(setup.process(&[
+        "mock", "logs", "--follow", "--format", "human", "--color", "never", "--kind", "request",
+    ]));
+    let mut stdout = BufReader::new(follow.child.stdout.take().unwrap()).lines();
+    let client = setup.client();
+    // Until the reader shows a request, it may not be connected yet.
+    loop {
+        client.billing().balance().await.unwrap();
+        if let Ok(Ok(Some(_))) =
+            tokio::time::timeout(std::time::Duration::from_millis(100), stdout.next_line()).await
+        {
+            break;
+        }
+    }
+    let missing = uuid::Uuid::from_u128(7);
+    client.generations().get(missing).await.unwrap_err();
+    client.billing().balance().await.unwrap();
+    let mut lines = String::new();
+    for _ in 0..2 {
+        let line = stdout.next_line().await.unwrap().unwrap();
+        // The latency varies from run to run.
+        let line = line
+            .split(' ')
+            .map(|word| if word.ends_with("ms") { "<ms>" } else { word })
+            .collect::<Vec<_>>()
+            .join(" ");
+        lines.push_str(&line);
+        lines.push('\n');
+    }
+    follow.child.kill().await.unwrap();
+    check("mock-logs-requests.txt", &steady(&lines));
+}
