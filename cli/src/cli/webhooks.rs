@@ -131,7 +131,7 @@ pub struct TriggerArgs {
     /// With --to: the receiver's signing secret (whsec_…)
     #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Instead of --to: an endpoint of the mock at --base-url (or of --mock), which
+    /// Instead of --to: an endpoint of the running mock at --base-url, which
     /// delivers the event through its own delivery path: signed with the endpoint's
     /// secret, retried on its schedule, in its journal and its verdict
     #[arg(long, value_name = "ID", conflicts_with_all = ["secret", "webhook_id", "timestamp"])]

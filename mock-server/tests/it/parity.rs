@@ -360,26 +360,20 @@ impl Faces {
                 // contract lacks: both faces refuse alike. A delivery that
                 // reaches a receiver is the CLI's `trigger` tests'.
                 let (r, h) = (self.world().await, self.world().await);
-                let payload = json!({"type": "generation.completed", "id": "evt_1"});
-                let refusal = r
-                    .create_delivery("ep_nope", payload.clone())
-                    .expect_err(operation);
-                let call = post(
-                    "/_mock/deliveries",
-                    json!({"endpointId": "ep_nope", "payload": payload}),
-                );
-                let reply = self.send(&h.uri(), call).await;
-                same_refusal(operation, &refusal, &reply);
-                let payload = json!({"type": "generation.nope"});
-                let refusal = r
-                    .create_delivery("ep_nope", payload.clone())
-                    .expect_err(operation);
-                let call = post(
-                    "/_mock/deliveries",
-                    json!({"endpointId": "ep_nope", "payload": payload}),
-                );
-                let reply = self.send(&h.uri(), call).await;
-                same_refusal(operation, &refusal, &reply);
+                for payload in [
+                    json!({"type": "generation.completed", "id": "evt_1"}),
+                    json!({"type": "generation.nope"}),
+                ] {
+                    let refusal = r
+                        .create_delivery("ep_nope", payload.clone())
+                        .expect_err(operation);
+                    let call = post(
+                        "/_mock/deliveries",
+                        json!({"endpointId": "ep_nope", "payload": payload}),
+                    );
+                    let reply = self.send(&h.uri(), call).await;
+                    same_refusal(operation, &refusal, &reply);
+                }
                 self.done(&[&r, &h]);
                 true
             }
