@@ -14,7 +14,7 @@
 # and checks nothing beyond the glibc the binaries need: scripts/dist-check.sh
 # installs each artifact as a user would.
 #
-# The binaries are built once, with the `dist` profile (stripped, thin LTO), by
+# The binaries are built once, with the `dist` profile (stripped, fat LTO), by
 # cargo-zigbuild against glibc 2.17 (manylinux2014: Debian 8, RHEL 7, Ubuntu
 # 14.04 and newer), in the workspace's target dir, so a second run only checks
 # they are fresh. zig and cargo-zigbuild come from PyPI into a tools venv
