@@ -63,26 +63,29 @@ pub enum MockCommand {
 #[cfg(feature = "mock")]
 #[derive(Debug, Args)]
 pub struct LogsArgs {
-    /// Keep following the journal as it happens; without it, print what happened so far
-    /// (the history) and end
+    /// Keep following, live; without it, print the history and end
     #[arg(short, long)]
     pub follow: bool,
-    /// With --follow, start with what happened before (requests excepted: the mock's
-    /// history tells its records, not its request log)
+    /// With --follow, start with the history
+    ///
+    /// What the mock's records tell of the time before: generation steps, ledger rows,
+    /// webhook messages and attempts, top-ups, invoices and mails; not the requests, which
+    /// the request log keeps (`GET /_mock/requests`).
     #[arg(long, requires = "follow")]
     pub history: bool,
     /// Only requests (and faults) of this status: 404, or a class such as 4xx
     #[arg(long, value_name = "STATUS", value_parser = crate::parse::status_filter)]
     pub status: Option<crate::parse::StatusFilter>,
-    /// Only events of requests (and faults) whose path starts with this
+    /// Only requests (and faults) whose path starts with this
     #[arg(long, value_name = "PREFIX")]
     pub path: Option<String>,
-    /// Only events of these kinds (comma-separated or repeated): request, fault,
-    /// generation, ledger, message, attempt, topup, invoice, mail, clock, reset,
-    /// verdict.finding, verdict.reset
+    /// Only events of these kinds: request, generation, attempt, …
+    ///
+    /// Comma-separated or repeated: request, fault, generation, ledger, message, attempt,
+    /// topup, invoice, mail, clock, reset, verdict.finding, verdict.reset.
     #[arg(long, value_name = "KIND", value_delimiter = ',')]
     pub kind: Vec<String>,
-    /// Only events of this generation (its steps, ledger rows, webhooks and requests)
+    /// Only events of this generation: its steps, ledger rows, webhooks and requests
     #[arg(long, value_name = "ID", value_parser = crate::parse::generation_id)]
     pub generation: Option<uuid::Uuid>,
     /// The mock's admin token, or a world's control token

@@ -401,7 +401,10 @@ fn with_globals_in_brief(cmd: clap::Command, globals: &[clap::Arg]) -> clap::Com
     let cmd = globals
         .iter()
         .fold(cmd, |cmd, arg| cmd.arg(arg.clone().hide(true)))
-        .after_help(note);
+        .after_help(note)
+        // A group's own `help` would take a line of its short help, which must fit a
+        // screen; `mediagen help webhooks trigger` and `--help` tell the same.
+        .disable_help_subcommand(true);
     cmd.mut_subcommands(|sub| with_globals_in_brief(sub, &globals))
 }
 

@@ -88,7 +88,7 @@ pub enum WebhooksCommand {
                                 --timestamp <UNIX> --signature <HEADER>"
     )]
     Verify(VerifyArgs),
-    /// Send a signed delivery of an event to a receiver, to test it without the service
+    /// Send a signed event to a receiver, to test it without the service
     ///
     /// The body is the contract's example of the event, with a new id and time; each --set
     /// is checked against the event's schema before anything is sent. The answer is told
@@ -123,29 +123,37 @@ pub enum WebhooksCommand {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("target").required(true).args(["to", "endpoint"]))]
 pub struct TriggerArgs {
-    /// The event type, one the contract defines (generation.completed, generation.failed)
+    /// generation.completed or generation.failed
     pub event: String,
-    /// The receiver to POST the signed delivery to (an app, or a running `webhooks listen`)
+    /// The receiver: an app, or a `webhooks listen`
     #[arg(long, value_name = "URL", value_parser = parse::forward_url, requires = "secret")]
     pub to: Option<url::Url>,
     /// With --to: the receiver's signing secret (whsec_…)
     #[arg(long, env = "MEDIAGEN_WEBHOOK_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Instead of --to: an endpoint of the running mock at --base-url, which
-    /// delivers the event through its own delivery path: signed with the endpoint's
-    /// secret, retried on its schedule, in its journal and its verdict
+    /// Instead: an endpoint of the mock at --base-url
+    ///
+    /// The mock delivers the event through its own delivery path: signed with the
+    /// endpoint's secret, retried on its schedule, in its journal and its verdict.
     #[arg(long, value_name = "ID", conflicts_with_all = ["secret", "webhook_id", "timestamp"])]
     pub endpoint: Option<String>,
-    /// Set a field of the body: a path such as data.generation.cost_rub or
-    /// data.generation.output_urls[0], and a value (JSON, else a string), checked
-    /// against the event's schema before anything is sent; repeatable
+    /// Set a field, checked against the schema first
+    ///
+    /// A path such as data.generation.cost_rub or data.generation.output_urls[0], and a
+    /// value (JSON, else a string). An unknown member or a mistyped value is refused
+    /// before anything is sent.
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse::param)]
     pub sets: Vec<(String, serde_json::Value)>,
-    /// The webhook-id header, to test a receiver's dedupe [default: a new UUID]
+    /// The webhook-id header [default: a new UUID]
+    ///
+    /// The same one twice tests a receiver's dedupe: it must acknowledge the repeat and
+    /// act once.
     #[arg(long, value_name = "ID")]
     pub webhook_id: Option<String>,
-    /// The webhook-timestamp header (Unix seconds), to test a receiver's tolerance
-    /// [default: now]
+    /// The webhook-timestamp header [default: now]
+    ///
+    /// In Unix seconds; one more than 5 minutes off tests a receiver's tolerance: it must
+    /// refuse the delivery.
     #[arg(long, value_name = "UNIX", allow_hyphen_values = true)]
     pub timestamp: Option<i64>,
 }

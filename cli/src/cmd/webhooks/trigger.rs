@@ -273,9 +273,10 @@ impl Events {
     fn event(&self, name: &str) -> anyhow::Result<Event<'_>> {
         let webhooks = self.document["webhooks"].as_object();
         let Some(operation) = webhooks.and_then(|all| all.get(name)) else {
-            let known: Vec<&str> = webhooks
+            let mut known: Vec<&str> = webhooks
                 .map(|all| all.keys().map(String::as_str).collect())
                 .unwrap_or_default();
+            known.sort_unstable();
             return Err(Failure::new(
                 Exit::Usage,
                 "USAGE_ERROR",
@@ -366,9 +367,11 @@ impl Event<'_> {
                 Step::Member(name) => {
                     let members = schema["properties"].as_object();
                     let Some(member) = members.and_then(|m| m.get(*name)) else {
-                        let known: Vec<&str> = members
+                        let mut known: Vec<&str> = members
                             .map(|m| m.keys().map(String::as_str).collect())
                             .unwrap_or_default();
+                        // In one order whatever order the document's map keeps.
+                        known.sort_unstable();
                         let place = if walked.is_empty() {
                             "the body".to_owned()
                         } else {
