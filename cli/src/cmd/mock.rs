@@ -44,12 +44,13 @@ impl Embedded {
 
 /// `mediagen mock`: the mock server in the foreground, as `mediagen-mock` runs it.
 #[cfg(feature = "mock")]
-pub async fn run(ctx: &super::context::Context, args: MockArgs) -> anyhow::Result<()> {
+pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     use crate::cli::mock::MockCommand;
     use crate::error::{Exit, Failure};
     match args.command {
         Some(MockCommand::Judge(judge)) => return self::judge(*judge).await,
-        Some(MockCommand::Logs(logs)) => return super::logs::run(ctx, logs).await,
+        // A client of a running mock, dispatched with the other clients.
+        Some(MockCommand::Logs(_)) => unreachable!("cmd::dispatch runs `mock logs`"),
         None => {}
     }
     let mut options = args.options;
@@ -78,7 +79,7 @@ async fn judge(args: crate::cli::mock::JudgeCommand) -> anyhow::Result<()> {
 
 /// Refuses: this build has no mock.
 #[cfg(not(feature = "mock"))]
-pub async fn run(_ctx: &super::context::Context, _args: MockArgs) -> anyhow::Result<()> {
+pub async fn run(_args: MockArgs) -> anyhow::Result<()> {
     Err(not_built().into())
 }
 

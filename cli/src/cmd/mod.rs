@@ -42,7 +42,13 @@ async fn dispatch(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Account(command) => account::run(ctx, command).await,
         Command::Files(command) => files::run(ctx, command).await,
         Command::Webhooks(command) => webhooks::run(ctx, command).await,
-        Command::Mock(args) => mock::run(ctx, args).await,
+        // Reads a running mock, as a client: with the context, unlike the mock itself.
+        #[cfg(feature = "mock")]
+        Command::Mock(crate::cli::mock::MockArgs {
+            command: Some(crate::cli::mock::MockCommand::Logs(args)),
+            ..
+        }) => logs::run(ctx, args).await,
+        Command::Mock(args) => mock::run(args).await,
         Command::Api(args) => api::run(ctx, args).await,
         Command::Config(command) => config::run(ctx, command).await,
         Command::Completions { shell } => {
