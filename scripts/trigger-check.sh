@@ -30,10 +30,12 @@ trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 
 check() { # NAME COMMAND...: starts the receiver, triggers, checks
     local name="$1"; shift
-    local log="${work}/${name}.log"
+    local log="${work}/receiver-${#pids[@]}.log"
+    rm -f "${log}"
     "$@" "${secret}" >"${log}" &
     pids+=("$!")
-    until [ -s "${log}" ]; do sleep 0.05; done
+    # The port is the first whole line (a line counts once its newline is written).
+    until [ "$(wc -l 2>/dev/null <"${log}" || echo 0)" -ge 1 ]; do sleep 0.05; done
     local url="http://127.0.0.1:$(head -1 "${log}")/hooks"
     for event in generation.completed generation.failed; do
         outcome="$("${mediagen}" webhooks trigger "${event}" --to "${url}" --secret "${secret}" --jq .outcome)"
