@@ -8,6 +8,7 @@ pub mod billing;
 pub mod config;
 pub mod files;
 pub mod generations;
+pub mod mcp;
 pub mod mock;
 pub mod webhooks;
 
@@ -22,6 +23,7 @@ use self::billing::{BillingCommands, InvoicesCommand, RequisitesCommand};
 use self::config::ConfigCommands;
 use self::files::FilesCommand;
 use self::generations::GenerationsCommands;
+use self::mcp::McpArgs;
 use self::mock::MockArgs;
 use self::webhooks::WebhooksCommand;
 
@@ -216,6 +218,19 @@ pub enum Command {
     ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
     #[command(verbatim_doc_comment, display_order = 17)]
     Api(ApiArgs),
+    /// Serve the service as tools for AI agents (Model Context Protocol), over stdio or
+    /// HTTP on loopback, with a spending cap and no double charge on a retried call
+    ///
+    /// The tools: list_models, estimate_cost, generate (creates and waits, with progress),
+    /// get_generation (looks up, or resumes a wait), get_balance; with --mock also
+    /// mock_verdict. A client starts it as `mediagen mcp` (see docs/mcp.md). generate
+    /// with the same requestId and the same arguments is the same call: it returns the
+    /// same generation and is charged once.
+    ///
+    ///   mediagen mcp --max-spend 500 --max-cost 50 --output-dir ~/media
+    ///   mediagen --mock mcp --listen 127.0.0.1:8931
+    #[command(verbatim_doc_comment, display_order = 21)]
+    Mcp(McpArgs),
     #[command(flatten)]
     Config(ConfigCommands),
     /// Print a shell completion script
@@ -262,6 +277,7 @@ pub enum CommandId {
     WebhooksVerify,
     WebhooksListen,
     Mock,
+    Mcp,
     Api,
     Login,
     Config,
@@ -319,6 +335,7 @@ impl Command {
                 WebhooksCommand::Listen(_) => Id::WebhooksListen,
             },
             Self::Mock(_) => Id::Mock,
+            Self::Mcp(_) => Id::Mcp,
             Self::Api(_) => Id::Api,
             Self::Config(command) => match command {
                 ConfigCommands::Login => Id::Login,

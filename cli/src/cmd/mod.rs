@@ -8,6 +8,7 @@ mod config;
 mod context;
 mod files;
 mod generations;
+mod mcp;
 mod mock;
 mod models;
 mod requisites;
@@ -41,6 +42,7 @@ async fn dispatch(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Files(command) => files::run(ctx, command).await,
         Command::Webhooks(command) => webhooks::run(ctx, command).await,
         Command::Mock(args) => mock::run(args).await,
+        Command::Mcp(args) => mcp::run(ctx, args).await,
         Command::Api(args) => api::run(ctx, args).await,
         Command::Config(command) => config::run(ctx, command).await,
         Command::Completions { shell } => {
