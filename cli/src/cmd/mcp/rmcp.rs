@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::Context as _;
 use futures::FutureExt;
@@ -21,7 +22,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Resource, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    ServerConfig, SetLevelRequestParams, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -40,11 +41,28 @@ outlasts the wait goes on: get_generation with wait: true resumes it.";
 #[derive(Debug, Clone)]
 struct Handler {
     tools: Arc<Tools>,
+    /// The least severe log message the client wants (`logging/setLevel`): the rank
+    /// of its level, from 0 for debug; info until it says.
+    log_level: Arc<AtomicU8>,
+}
+
+impl Handler {
+    fn new(tools: Arc<Tools>) -> Self {
+        Self {
+            tools,
+            log_level: Arc::new(AtomicU8::new(rank(LoggingLevel::Info))),
+        }
+    }
+}
+
+/// The severity of a log level, from 0 for debug to 7 for emergency.
+fn rank(level: LoggingLevel) -> u8 {
+    level as u8
 }
 
 /// Serves on stdin and stdout until the client closes them.
 pub async fn serve_stdio(tools: Arc<Tools>) -> anyhow::Result<()> {
-    let running = Handler { tools }
+    let running = Handler::new(tools)
         .serve(rmcp::transport::stdio_pipes())
         .await
         .context("while starting the MCP session on stdio")?;
@@ -73,11 +91,7 @@ pub async fn serve_http(
     ];
     let cancel = config.cancellation_token.clone();
     let service = StreamableHttpService::new(
-        move || {
-            Ok(Handler {
-                tools: Arc::clone(&tools),
-            })
-        },
+        move || Ok(Handler::new(Arc::clone(&tools))),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -101,6 +115,15 @@ impl ServerHandler for Handler {
         )
         .with_server_info(Implementation::new("mediagen", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.store(rank(request.level), Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_tools(
@@ -135,6 +158,7 @@ impl ServerHandler for Handler {
         let reporter = Notifier {
             peer: context.peer.clone(),
             token: context.meta.get_progress_token(),
+            log_level: self.log_level.load(Ordering::Relaxed),
         };
         let cancelled = context.ct.clone();
         let args = request.arguments.unwrap_or_default();
@@ -183,6 +207,7 @@ fn object(value: Value) -> rmcp::model::JsonObject {
 struct Notifier {
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
+    log_level: u8,
 }
 
 impl Reporter for Notifier {
@@ -210,6 +235,9 @@ impl Reporter for Notifier {
             } else {
                 LoggingLevel::Info
             };
+            if rank(level) < self.log_level {
+                return;
+            }
             let param = LoggingMessageNotificationParam::new(level, data)
                 .with_logger(Cow::Borrowed("mediagen"));
             let _ = self.peer.notify_logging_message(param).await;
