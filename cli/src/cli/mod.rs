@@ -218,14 +218,14 @@ pub enum Command {
     ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
     #[command(verbatim_doc_comment, display_order = 17)]
     Api(ApiArgs),
-    /// Serve the service as tools for AI agents (Model Context Protocol), over stdio or
-    /// HTTP on loopback, with a spending cap and no double charge on a retried call
+    /// Serve the service as tools for AI agents (MCP), with a spending cap
     ///
-    /// The tools: list_models, estimate_cost, generate (creates and waits, with progress),
-    /// get_generation (looks up, or resumes a wait), get_balance; with --mock also
-    /// mock_verdict. A client starts it as `mediagen mcp` (see docs/mcp.md). generate
-    /// with the same requestId and the same arguments is the same call: it returns the
-    /// same generation and is charged once.
+    /// Over stdio (a client starts `mediagen mcp`), or streamable HTTP on loopback with
+    /// --listen. The tools: list_models, estimate_cost, generate (creates and waits, with
+    /// progress), get_generation (looks up, or resumes a wait), get_balance; with --mock
+    /// also mock_verdict. A generate with the same requestId and the same arguments is
+    /// the same call: it returns the same generation and is charged once. See
+    /// "For AI agents" in the command's README.
     ///
     ///   mediagen mcp --max-spend 500 --max-cost 50 --output-dir ~/media
     ///   mediagen --mock mcp --listen 127.0.0.1:8931

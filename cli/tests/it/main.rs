@@ -14,6 +14,7 @@ mod generate;
 mod golden;
 mod jsonl;
 mod judge;
+mod mcp;
 mod newcomer;
 mod profiles;
 mod promises;

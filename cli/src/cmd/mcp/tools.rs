@@ -117,6 +117,8 @@ pub struct Tools {
     /// made again gets its answer without reading a finished generation again
     /// (which the service's document says a client stops doing).
     ended: Mutex<HashMap<String, Generation>>,
+    /// Each model's typical time, read from the catalog once per model.
+    typical: Mutex<HashMap<String, Option<f64>>>,
     verdict: Option<VerdictFn>,
 }
 
@@ -150,6 +152,7 @@ impl Tools {
             ledger: Mutex::new(ledger),
             calls: Mutex::new(Calls::default()),
             ended: Mutex::new(HashMap::new()),
+            typical: Mutex::new(HashMap::new()),
             verdict,
         }
     }
@@ -371,10 +374,16 @@ impl Tools {
         })
     }
 
-    /// The model's typical time to a final status, from the catalog.
-    async fn typical_seconds(&self, model: &str) -> Option<f64> {
-        let model = self.client.catalog().model(model).await.ok()??;
-        model.average_duration_seconds
+    /// The model's typical time to a final status, from the catalog: a figure for
+    /// progress, so a failed read is told as none, and read again next time.
+    async fn typical_seconds(&self, slug: &str) -> Option<f64> {
+        if let Some(known) = lock(&self.typical).get(slug) {
+            return *known;
+        }
+        let model = self.client.catalog().model(slug).await.ok()?;
+        let typical = model.and_then(|m| m.average_duration_seconds);
+        lock(&self.typical).insert(slug.to_owned(), typical);
+        typical
     }
 
     /// Waits for generation `id` up to the wait limit, telling its progress, until
@@ -405,7 +414,7 @@ impl Tools {
             let elapsed = began.elapsed().as_secs_f64();
             let mut message = format!("{id} is {status} after {elapsed:.0}s");
             if let Some(typical) = typical {
-                message.push_str(&format!(" (the model typically takes {typical:.0}s)"));
+                message.push_str(&format!(" (the model typically takes {typical:.1}s)"));
             }
             reporter.progress(elapsed, typical, message)
         };
