@@ -230,6 +230,10 @@ pub enum Command {
     ///   mediagen mcp --max-spend 500 --max-cost 50 --output-dir ~/media
     ///   mediagen --mock mcp --listen 127.0.0.1:8931
     #[command(verbatim_doc_comment, display_order = 21)]
+    #[cfg_attr(
+        not(feature = "mcp"),
+        command(about = "The MCP server for AI agents: not in this build, which says so")
+    )]
     Mcp(McpArgs),
     #[command(flatten)]
     Config(ConfigCommands),

@@ -108,7 +108,7 @@ impl Context {
     }
 
     /// The embedded mock's world, when `--mock` started one.
-    #[cfg(feature = "mock")]
+    #[cfg(all(feature = "mock", feature = "mcp"))]
     pub fn embedded_world(&self) -> Option<mediagen_mock_server::World> {
         self.mock.world()
     }

@@ -36,7 +36,7 @@ impl Embedded {
     }
 
     /// The world of the mock, once started: its verdict judges this command's traffic.
-    #[cfg(feature = "mock")]
+    #[cfg(all(feature = "mock", feature = "mcp"))]
     pub fn world(&self) -> Option<mediagen_mock_server::World> {
         self.server.get().map(|mock| mock.default_world().clone())
     }

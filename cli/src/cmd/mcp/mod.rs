@@ -1,23 +1,48 @@
 //! `mediagen mcp`: the service as tools for AI agents (Model Context Protocol),
 //! over stdio or streamable HTTP on loopback. The tools are in `tools.rs`, the
 //! cap in `ledger.rs`, when two calls are one in `same_call.rs`, and the protocol
-//! (the only user of `rmcp`) in `rmcp.rs`. See docs/mcp.md.
+//! (the only user of `rmcp`) in `rmcp.rs`. See "For AI agents" in cli/README.md.
+//! All of it comes with the default cargo feature `mcp`; a build without it is
+//! smaller, and there `mediagen mcp` says so.
 
+#[cfg(feature = "mcp")]
 mod ledger;
+#[cfg(feature = "mcp")]
 mod rmcp;
+#[cfg(feature = "mcp")]
 mod same_call;
+#[cfg(feature = "mcp")]
 mod tools;
 
+#[cfg(feature = "mcp")]
 use std::sync::Arc;
 
+#[cfg(feature = "mcp")]
 use anyhow::Context as _;
 
+#[cfg(feature = "mcp")]
 use self::ledger::{Ledger, kopecks};
+#[cfg(feature = "mcp")]
 use self::tools::{Settings, Tools, VerdictFn};
 use super::context::Context;
 use crate::cli::mcp::McpArgs;
+#[cfg(feature = "mcp")]
 use crate::signal::Signals;
 
+/// Refuses: this build has no MCP server.
+#[cfg(not(feature = "mcp"))]
+pub async fn run(_ctx: &Context, _args: McpArgs) -> anyhow::Result<()> {
+    use crate::error::{Exit, Failure};
+    Err(Failure::new(
+        Exit::Usage,
+        "MCP_NOT_BUILT",
+        "this mediagen was built without the MCP server (the cargo feature `mcp` is off)",
+    )
+    .hint("install mediagen with the default features (`cargo install mediagen-cli`)")
+    .into())
+}
+
+#[cfg(feature = "mcp")]
 pub async fn run(ctx: &Context, args: McpArgs) -> anyhow::Result<()> {
     // Connected before the first call: a missing key or base URL is told now, on
     // stderr, and not as every tool's failure.
@@ -71,7 +96,7 @@ pub async fn run(ctx: &Context, args: McpArgs) -> anyhow::Result<()> {
 }
 
 /// The mock's verdict on this server's traffic, as the `mock_verdict` tool gives it.
-#[cfg(feature = "mock")]
+#[cfg(all(feature = "mcp", feature = "mock"))]
 fn verdict(ctx: &Context) -> Option<VerdictFn> {
     let world = ctx.embedded_world()?;
     Some(Arc::new(move || {
@@ -79,14 +104,14 @@ fn verdict(ctx: &Context) -> Option<VerdictFn> {
     }))
 }
 
-#[cfg(not(feature = "mock"))]
+#[cfg(all(feature = "mcp", not(feature = "mock")))]
 fn verdict(_ctx: &Context) -> Option<VerdictFn> {
     None
 }
 
 /// With `--mock`, the verdict of the mock on everything this server sent, on stderr:
 /// the server is judged like any client.
-#[cfg(feature = "mock")]
+#[cfg(all(feature = "mcp", feature = "mock"))]
 fn tell_verdict(ctx: &Context) {
     if let Some(world) = ctx.embedded_world() {
         ctx.out.note(format!(
@@ -96,5 +121,5 @@ fn tell_verdict(ctx: &Context) {
     }
 }
 
-#[cfg(not(feature = "mock"))]
+#[cfg(all(feature = "mcp", not(feature = "mock")))]
 fn tell_verdict(_ctx: &Context) {}
