@@ -13,11 +13,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 
-use super::{Setup, text};
+use super::Setup;
 
 /// A `mediagen mcp` process and its messages.
 struct Session {
     child: Child,
+    /// The server's stderr, read as it comes so that the pipe never fills.
+    stderr: tokio::task::JoinHandle<String>,
     stdin: ChildStdin,
     messages: mpsc::UnboundedReceiver<Value>,
     /// Every line the server wrote on stdout, to look for the key in.
@@ -45,6 +47,14 @@ impl Session {
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn mediagen mcp");
         let stdin = child.stdin.take().expect("piped stdin");
+        let mut errors = child.stderr.take().expect("piped stderr");
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut errors, &mut text)
+                .await
+                .expect("read stderr");
+            text
+        });
         let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let (tx, messages) = mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -59,6 +69,7 @@ impl Session {
         });
         let mut session = Self {
             child,
+            stderr,
             stdin,
             messages,
             seen: Vec::new(),
@@ -184,16 +195,12 @@ impl Session {
         }
     }
 
-    /// Closes stdin, and returns the server's stderr once it has exited.
-    async fn close(self) -> String {
+    /// Closes stdin, and returns the server's stderr and stdout once it has exited.
+    async fn close(mut self) -> String {
         drop(self.stdin);
-        let output = self
-            .child
-            .wait_with_output()
-            .await
-            .expect("the server exits");
-        assert!(output.status.success(), "{}", text(&output.stderr));
-        let mut all = text(&output.stderr);
+        let status = self.child.wait().await.expect("the server exits");
+        let mut all = self.stderr.await.expect("stderr's reader");
+        assert!(status.success(), "{all}");
         all.push_str(&self.seen.join("\n"));
         all
     }
