@@ -245,6 +245,18 @@ pub fn duration(raw: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{raw}` is not a duration such as 90s, 10m or 1h30m"))
 }
 
+/// An address on this machine's loopback interface: `mediagen mcp --listen` serves
+/// no other network, since its tools spend the key's money.
+pub fn loopback(raw: &str) -> Result<std::net::SocketAddr, String> {
+    match raw.parse::<std::net::SocketAddr>() {
+        Ok(addr) if addr.ip().is_loopback() => Ok(addr),
+        Ok(addr) => Err(format!(
+            "{addr} is not a loopback address: use 127.0.0.1:PORT or [::1]:PORT"
+        )),
+        Err(_) => Err(format!("`{raw}` is not an address such as 127.0.0.1:8931")),
+    }
+}
+
 /// A URL to forward to: http or https, and `localhost:3000/hooks` read as http.
 pub fn forward_url(raw: &str) -> Result<url::Url, String> {
     let full = if raw.contains("://") {

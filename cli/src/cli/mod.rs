@@ -8,6 +8,7 @@ pub mod billing;
 pub mod config;
 pub mod files;
 pub mod generations;
+pub mod mcp;
 pub mod mock;
 pub mod webhooks;
 
@@ -22,6 +23,7 @@ use self::billing::{BillingCommands, InvoicesCommand, RequisitesCommand};
 use self::config::ConfigCommands;
 use self::files::FilesCommand;
 use self::generations::GenerationsCommands;
+use self::mcp::McpArgs;
 use self::mock::MockArgs;
 use self::webhooks::WebhooksCommand;
 
@@ -225,6 +227,23 @@ pub enum Command {
     ///   echo '{"amountRub": 1500}' | mediagen api POST /v1/billing/topup --input -
     #[command(verbatim_doc_comment, display_order = 17)]
     Api(ApiArgs),
+    /// Serve the service as tools for AI agents (MCP), with a spending cap
+    ///
+    /// Over stdio (a client starts `mediagen mcp`), or streamable HTTP on loopback with
+    /// --listen. The tools: list_models, estimate_cost, generate (creates and waits, with
+    /// progress), get_generation (looks up, or resumes a wait), get_balance; with --mock
+    /// also mock_verdict. A generate with the same requestId and the same arguments is
+    /// the same call: it returns the same generation and is charged once. See
+    /// "For AI agents" in the command's README.
+    ///
+    ///   mediagen mcp --max-spend 500 --max-cost 50 --output-dir ~/media
+    ///   mediagen --mock mcp --listen 127.0.0.1:8931
+    #[command(verbatim_doc_comment, display_order = 21)]
+    #[cfg_attr(
+        not(feature = "mcp"),
+        command(about = "The MCP server for AI agents: not in this build, which says so")
+    )]
+    Mcp(McpArgs),
     #[command(flatten)]
     Config(ConfigCommands),
     /// Print a shell completion script
@@ -272,6 +291,7 @@ pub enum CommandId {
     WebhooksTrigger,
     WebhooksListen,
     Mock,
+    Mcp,
     Api,
     Login,
     Config,
@@ -330,6 +350,7 @@ impl Command {
                 WebhooksCommand::Listen(_) => Id::WebhooksListen,
             },
             Self::Mock(_) => Id::Mock,
+            Self::Mcp(_) => Id::Mcp,
             Self::Api(_) => Id::Api,
             Self::Config(command) => match command {
                 ConfigCommands::Login => Id::Login,

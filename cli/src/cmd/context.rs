@@ -126,6 +126,12 @@ impl Context {
             .build()?)
     }
 
+    /// The embedded mock's world, when `--mock` started one.
+    #[cfg(all(feature = "mock", feature = "mcp"))]
+    pub fn embedded_world(&self) -> Option<mediagen_mock_server::World> {
+        self.mock.world()
+    }
+
     /// The global options: where the config file is, which profile.
     pub fn global(&self) -> &Global {
         &self.global

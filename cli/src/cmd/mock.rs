@@ -35,6 +35,12 @@ impl Embedded {
         Ok((mock.uri(), mock.demo_api_key().to_owned()))
     }
 
+    /// The world of the mock, once started: its verdict judges this command's traffic.
+    #[cfg(all(feature = "mock", feature = "mcp"))]
+    pub fn world(&self) -> Option<mediagen_mock_server::World> {
+        self.server.get().map(|mock| mock.default_world().clone())
+    }
+
     /// Refuses: this build has no mock.
     #[cfg(not(feature = "mock"))]
     pub async fn connect(&self) -> anyhow::Result<(String, String)> {

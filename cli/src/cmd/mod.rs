@@ -10,6 +10,7 @@ mod files;
 mod generations;
 #[cfg(feature = "mock")]
 mod logs;
+mod mcp;
 mod mock;
 mod models;
 mod requisites;
@@ -49,6 +50,7 @@ async fn dispatch(ctx: &Context, command: Command) -> anyhow::Result<()> {
             ..
         }) => logs::run(ctx, args).await,
         Command::Mock(args) => mock::run(args).await,
+        Command::Mcp(args) => mcp::run(ctx, args).await,
         Command::Api(args) => api::run(ctx, args).await,
         Command::Config(command) => config::run(ctx, command).await,
         Command::Completions { shell } => {

@@ -15,6 +15,7 @@ mod golden;
 mod jq;
 mod jsonl;
 mod judge;
+mod mcp;
 mod mock_logs;
 mod newcomer;
 mod profiles;
