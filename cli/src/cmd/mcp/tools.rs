@@ -275,7 +275,9 @@ impl Tools {
         let known = lock(&self.ended).get(key).cloned();
         if let Some(generation) = known {
             let id = generation.id;
-            return self.finish(Waited::Ended(generation), id, Some(key)).await;
+            return self
+                .finish(Waited::Ended(Box::new(generation)), id, Some(key))
+                .await;
         }
         let request = order.request().idempotency_key(key);
         let estimate = match self.client.generations().estimate(&request).await {
@@ -343,7 +345,10 @@ impl Tools {
         };
         if !wait {
             return match self.client.generations().get(id).await {
-                Ok(generation) => self.finish(Waited::Ended(generation), id, None).await,
+                Ok(generation) => {
+                    self.finish(Waited::Ended(Box::new(generation)), id, None)
+                        .await
+                }
                 Err(err) => self.sdk_failure(&err, CommandId::Get),
             };
         }
@@ -443,7 +448,7 @@ impl Tools {
             }
         };
         match ended {
-            Ok(generation) => Waited::Ended(generation),
+            Ok(generation) => Waited::Ended(Box::new(generation)),
             Err(Error::WaitTimeout { status, .. }) => Waited::StillRunning(status),
             Err(err) => Waited::Failed(err),
         }
@@ -452,7 +457,7 @@ impl Tools {
     /// The answer of a wait, with the results saved when it succeeded.
     async fn finish(&self, waited: Waited, id: Uuid, key: Option<&str>) -> Answer {
         let generation = match waited {
-            Waited::Ended(generation) => generation,
+            Waited::Ended(generation) => *generation,
             Waited::StillRunning(status) => {
                 return Answer::ok(json!({
                     "id": id.to_string(),
@@ -603,9 +608,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// How a wait ended.
+/// How a wait ended. A generation is large beside the other ends, so it is boxed.
 enum Waited {
-    Ended(Generation),
+    Ended(Box<Generation>),
     StillRunning(GenerationStatus),
     Abandoned,
     Failed(Error),
