@@ -5,7 +5,8 @@
 #      server over streamable HTTP on loopback, every scenario that applies to it
 #      (docs/mcp.md lists the others and why they do not apply);
 #   2. the official inspector's CLI (@modelcontextprotocol/inspector --cli) over
-#      stdio: tools/list, and tools/call of generate;
+#      stdio: tools/list, and tools/call of generate, held open (2025 revisions)
+#      and as a task (the 2026-07-28 revision, with the tasks extension);
 #   3. scripts/mcp/client_check.py, driven by the `mcp` Python SDK: the tools, a
 #      generation through to a saved file, the spending cap, a timed-out call
 #      retried (the same generation, charged once); the mock's verdict clean.
@@ -114,6 +115,31 @@ grep -q "verdict on this server's traffic: clean" "${work}/inspector.log" || {
     exit 1
 }
 echo "listed 6 tools; generate SUCCEEDED; the mock's verdict clean"
+
+step "the inspector's CLI as a client of the protocol's 2026-07-28 revision: generate as a task"
+# That revision's inspector declares the tasks extension, so generate answers with a
+# task that the inspector polls (tasks/get) to its result. The server's stdout is
+# recorded to show that the answer was a task.
+cat >"${work}/recorded.sh" <<EOF
+#!/bin/sh
+"${mediagen}" --mock mcp | tee "${work}/modern.out"
+EOF
+chmod +x "${work}/recorded.sh"
+called="$("${inspector}" --cli --protocol-era modern "${work}/recorded.sh" --method tools/call \
+    --tool-name generate --tool-arg model=flux-schnell --tool-arg "prompt=a lighthouse at dawn" \
+    --tool-arg requestId=inspector-2 2>"${work}/inspector.log")"
+grep -q '"status": "SUCCEEDED"' <<<"${called}" && grep -q '"isError": false' <<<"${called}" \
+    && grep -q '"resultType":"task"' "${work}/modern.out" && grep -q '"status":"completed"' "${work}/modern.out" || {
+    echo "generate did not run as a task to SUCCEEDED: ${called}" >&2
+    cat "${work}/inspector.log" "${work}/modern.out" >&2
+    exit 1
+}
+grep -q "verdict on this server's traffic: clean" "${work}/inspector.log" || {
+    echo "the mock's verdict on the server is not clean:" >&2
+    cat "${work}/inspector.log" >&2
+    exit 1
+}
+echo "generate answered with a task, polled to SUCCEEDED; the mock's verdict clean"
 
 step "an independent client: the mcp Python SDK (scripts/mcp/client_check.py)"
 "${venv}/bin/python" "${tools}/client_check.py" "${mediagen}"

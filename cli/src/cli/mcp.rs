@@ -29,9 +29,17 @@ pub struct McpArgs {
     /// Under names the server makes: `<generation id>-<n>.<ext>`.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// How long a call waits for a generation before it says how to resume
+    /// How long a held-open call waits for a generation
     ///
-    /// Such as 90s or 10m; 0s returns at once after the create.
+    /// Then it answers with how to resume. Such as 90s or 10m; 0s returns at once
+    /// after the create.
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse::duration)]
     pub wait_limit: Duration,
+    /// How long a call run as an MCP task waits
+    ///
+    /// For clients that support tasks (the io.modelcontextprotocol/tasks extension): they
+    /// poll the task instead of holding the call open. The task is kept 10 minutes
+    /// longer, so its answer can be read.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse::duration)]
+    pub task_wait_limit: Duration,
 }

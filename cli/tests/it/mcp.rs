@@ -29,11 +29,50 @@ struct Session {
     /// Notifications, in the order they came.
     notifications: Vec<Value>,
     next_id: u64,
+    /// What each request's `_meta` carries, for a client of the 2026-07-28 revision.
+    request_meta: Option<Value>,
 }
 
 impl Session {
-    /// `mediagen mcp ARGS` against the setup's mock, initialized.
-    async fn start(setup: &Setup, args: &[&str]) -> Self {
+    /// `mediagen mcp ARGS` against the setup's mock, initialized by a client of the
+    /// protocol's 2025-11-25 revision that declares `capabilities`.
+    async fn start(setup: &Setup, args: &[&str], capabilities: Value) -> Self {
+        let mut session = Self::spawn(setup, args);
+        let init = session
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities,
+                    "clientInfo": { "name": "mediagen-tests", "version": "1" }
+                }),
+            )
+            .await;
+        let answer = session.answer(init).await;
+        assert_eq!(
+            answer["result"]["serverInfo"]["name"], "mediagen",
+            "{answer}"
+        );
+        session
+            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        session
+    }
+
+    /// `mediagen mcp ARGS` for a client of the protocol's 2026-07-28 revision, which
+    /// has no initialize: each request says the version and the client's
+    /// `capabilities`.
+    async fn start_2026(setup: &Setup, args: &[&str], capabilities: Value) -> Self {
+        let mut session = Self::spawn(setup, args);
+        session.request_meta = Some(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { "name": "mediagen-tests", "version": "1" },
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        }));
+        session
+    }
+
+    fn spawn(setup: &Setup, args: &[&str]) -> Self {
         let mut all = vec!["mcp"];
         all.extend_from_slice(args);
         let mut process = setup.process(&all);
@@ -67,7 +106,7 @@ impl Session {
                 }
             }
         });
-        let mut session = Self {
+        Self {
             child,
             stderr,
             stdin,
@@ -76,26 +115,8 @@ impl Session {
             answers: HashMap::new(),
             notifications: Vec::new(),
             next_id: 0,
-        };
-        let init = session
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": { "name": "mediagen-tests", "version": "1" }
-                }),
-            )
-            .await;
-        let answer = session.answer(init).await;
-        assert_eq!(
-            answer["result"]["serverInfo"]["name"], "mediagen",
-            "{answer}"
-        );
-        session
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        session
+            request_meta: None,
+        }
     }
 
     async fn send(&mut self, message: Value) {
@@ -108,9 +129,14 @@ impl Session {
     }
 
     /// Sends a request and returns its id.
-    async fn request(&mut self, method: &str, params: Value) -> u64 {
+    async fn request(&mut self, method: &str, mut params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
+        if let Some(Value::Object(meta)) = &self.request_meta {
+            for (key, value) in meta {
+                params["_meta"][key] = value.clone();
+            }
+        }
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
             .await;
         id
@@ -170,6 +196,24 @@ impl Session {
             result["isError"].as_bool().unwrap_or(false),
             result["structuredContent"].clone(),
         )
+    }
+
+    /// Asks for task `id` until `done` holds of it, as a client polls a task, and
+    /// returns it.
+    async fn task_until(&mut self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..1000 {
+            let get = self.request("tasks/get", json!({ "taskId": id })).await;
+            let answer = self.answer(get).await;
+            let task = answer["result"].clone();
+            assert_eq!(task["taskId"], id, "{answer}");
+            if done(&task) {
+                return task;
+            }
+            // The client's pace, shorter than the pollIntervalMs the server asks of
+            // clients so that the test is quick.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("task {id} never got there");
     }
 
     /// The next notification of `method`, read as it comes.
@@ -239,7 +283,7 @@ fn calls() -> usize {
 async fn calls_sent_again_after_a_time_out_are_charged_once_each() {
     let calls = calls();
     let setup = Setup::with(hurried().await, 3000.0);
-    let mut session = Session::start(&setup, &["--wait-limit", "0s"]).await;
+    let mut session = Session::start(&setup, &["--wait-limit", "0s"], json!({})).await;
 
     let mut ids = HashSet::new();
     for n in 0..calls {
@@ -270,7 +314,12 @@ async fn a_hundred_concurrent_calls_never_spend_a_kopeck_over_max_spend() {
     const CALLS: usize = 100;
     let setup = Setup::with(hurried().await, 1000.0);
     // Room for four generations of 2.50 RUB and a half, under the limit of five active.
-    let mut session = Session::start(&setup, &["--max-spend", "11.25", "--wait-limit", "0s"]).await;
+    let mut session = Session::start(
+        &setup,
+        &["--max-spend", "11.25", "--wait-limit", "0s"],
+        json!({}),
+    )
+    .await;
 
     let mut calls = Vec::new();
     for n in 0..CALLS {
@@ -314,7 +363,9 @@ async fn a_hundred_concurrent_calls_never_spend_a_kopeck_over_max_spend() {
 #[tokio::test]
 async fn a_waiting_call_tells_its_progress_and_once_cancelled_leaves_the_generation_running() {
     let setup = Setup::new().await;
-    let mut session = Session::start(&setup, &[]).await;
+    // A client of the 2025-11-25 revision that names the tasks extension, as the
+    // official inspector does, still gets the call held open: tasks are of 2026-07-28.
+    let mut session = Session::start(&setup, &[], polls_tasks()).await;
 
     let call = session
         .call("generate", flux("a slow fox", "slow-1"), Some("tok"))
@@ -361,7 +412,7 @@ async fn a_failed_generation_is_a_tool_error_that_says_to_change_the_prompt() {
             count: 1,
         })
         .expect("a forced outcome");
-    let mut session = Session::start(&setup, &[]).await;
+    let mut session = Session::start(&setup, &[], json!({})).await;
 
     let call = session.call("generate", flux("a fox", "bad-1"), None).await;
     let (is_error, result) = session.result(call).await;
@@ -383,7 +434,7 @@ async fn a_failed_generation_is_a_tool_error_that_says_to_change_the_prompt() {
 #[tokio::test]
 async fn the_services_refusals_are_tool_errors_with_code_and_hint_not_protocol_errors() {
     let setup = Setup::new().await;
-    let mut session = Session::start(&setup, &["--max-cost", "2"]).await;
+    let mut session = Session::start(&setup, &["--max-cost", "2"], json!({})).await;
 
     let unknown = session
         .call(
@@ -408,5 +459,122 @@ async fn the_services_refusals_are_tool_errors_with_code_and_hint_not_protocol_e
     let (is_error, result) = session.result(bad).await;
     assert!(is_error, "{result}");
     assert_eq!(result["error"]["code"], "INVALID_ARGUMENTS", "{result}");
+    session.close().await;
+}
+
+/// What a client that supports the protocol's tasks extension declares.
+fn polls_tasks() -> Value {
+    json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })
+}
+
+#[tokio::test]
+async fn a_client_that_supports_tasks_gets_generate_as_a_task_it_polls_to_the_end() {
+    let setup = Setup::new().await;
+    let mut session = Session::start_2026(&setup, &[], polls_tasks()).await;
+
+    let call = session
+        .call("generate", flux("a fox in a task", "task-1"), None)
+        .await;
+    let answer = session.answer(call).await;
+    let created = &answer["result"];
+    assert_eq!(created["resultType"], "task", "{answer}");
+    assert_eq!(created["status"], "working", "{answer}");
+    // The default --task-wait-limit of an hour, and the ten minutes it is kept after.
+    assert_eq!(created["ttlMs"], 4_200_000, "{answer}");
+    assert_eq!(created["pollIntervalMs"], 1000, "{answer}");
+    let task_id = created["taskId"].as_str().expect("a task id").to_owned();
+
+    // Progress is the task's status message while the generation waits on the clock.
+    let working = session
+        .task_until(&task_id, |task| {
+            task["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("PENDING"))
+        })
+        .await;
+    assert_eq!(working["status"], "working", "{working}");
+    setup.mock.advance_clock(60.0).expect("a manual clock");
+    let done = session
+        .task_until(&task_id, |task| task["status"] != "working")
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let result = &done["result"]["structuredContent"];
+    assert_eq!(result["status"], "SUCCEEDED", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    let id = result["id"].as_str().expect("the generation's id");
+    assert_eq!(
+        done["statusMessage"],
+        format!("generation {id} is SUCCEEDED"),
+        "{done}"
+    );
+    assert_eq!(charged_kopecks(&setup, 1000.0), 250);
+
+    // A call that does not wait is answered at once, task or no task.
+    let balance = session.call("get_balance", json!({}), None).await;
+    let (is_error, balance) = session.result(balance).await;
+    assert!(!is_error, "{balance}");
+    assert_eq!(balance["cap"]["chargedRub"], 2.5, "{balance}");
+    session.close().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_task_stops_waiting_and_keeps_the_generation_its_id_and_its_one_charge() {
+    let setup = Setup::new().await;
+    let mut session = Session::start_2026(&setup, &[], polls_tasks()).await;
+
+    let call = session
+        .call("generate", flux("a fox left waiting", "task-2"), None)
+        .await;
+    let answer = session.answer(call).await;
+    let task_id = answer["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    session
+        .task_until(&task_id, |task| {
+            task["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("PENDING"))
+        })
+        .await;
+    let cancel = session
+        .request("tasks/cancel", json!({ "taskId": task_id }))
+        .await;
+    let ack = session.answer(cancel).await;
+    assert!(ack["result"].is_object(), "{ack}");
+    let cancelled = session
+        .task_until(&task_id, |task| task["status"] != "working")
+        .await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let message = cancelled["statusMessage"].as_str().expect("a message");
+    let id = message
+        .split_whitespace()
+        .find_map(|word| word.trim_end_matches(',').parse::<uuid::Uuid>().ok())
+        .unwrap_or_else(|| panic!("{message} names the generation"));
+    assert!(message.contains("get_generation"), "{message}");
+
+    // Only the wait was cancelled: the paid task goes on, and the same call again
+    // (the same requestId) finds it, charged once.
+    let generation = setup.mock.generation(id).expect("the generation");
+    assert_eq!(generation.status, "PENDING");
+    let again = session
+        .call("generate", flux("a fox left waiting", "task-2"), None)
+        .await;
+    let answer = session.answer(again).await;
+    let again_id = answer["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    assert_ne!(again_id, task_id, "a new task for the new call");
+    setup.mock.advance_clock(60.0).expect("a manual clock");
+    let done = session
+        .task_until(&again_id, |task| task["status"] != "working")
+        .await;
+    assert_eq!(
+        done["result"]["structuredContent"]["id"],
+        id.to_string(),
+        "{done}"
+    );
+    assert_eq!(charged_kopecks(&setup, 1000.0), 250);
     session.close().await;
 }

@@ -61,6 +61,7 @@ pub async fn run(ctx: &Context, args: McpArgs) -> anyhow::Result<()> {
     };
     let settings = Settings {
         wait_limit: args.wait_limit,
+        task_wait_limit: args.task_wait_limit,
         output_dir,
         embedded_mock: ctx.global().mock,
     };

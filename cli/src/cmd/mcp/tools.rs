@@ -40,6 +40,26 @@ pub trait Reporter: Send + Sync {
     fn log(&self, warning: bool, data: Value) -> BoxFuture<'_, ()>;
 }
 
+/// Who waits for a call's answer.
+pub struct Caller<'a> {
+    pub reporter: &'a dyn Reporter,
+    /// Whether the client has cancelled the call.
+    pub abandoned: Abandoned,
+    /// Whether the answer goes to an MCP task that the client polls, rather than
+    /// to a request it holds open: a task waits up to the longer limit.
+    pub task: bool,
+}
+
+impl Caller<'_> {
+    fn wait_limit(&self, settings: &Settings) -> Duration {
+        if self.task {
+            settings.task_wait_limit
+        } else {
+            settings.wait_limit
+        }
+    }
+}
+
 /// A tool: its name, what it does, and its input and output schemas.
 #[derive(Debug)]
 pub struct ToolSpec {
@@ -100,7 +120,10 @@ impl Answer {
 /// The settings of the server.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// How long a call the client holds open waits for a generation.
     pub wait_limit: Duration,
+    /// How long a call run as an MCP task waits for a generation.
+    pub task_wait_limit: Duration,
     /// Where results are saved, made absolute at start.
     pub output_dir: Option<PathBuf>,
     pub embedded_mock: bool,
@@ -162,20 +185,33 @@ impl Tools {
         specs(&self.settings, self.verdict.is_some())
     }
 
-    /// Calls tool `name`; `None` when there is no such tool. `abandoned` tells
-    /// whether the client has cancelled the call.
+    /// How long a call run as a task waits for a generation.
+    pub fn task_wait_limit(&self) -> Duration {
+        self.settings.task_wait_limit
+    }
+
+    /// Whether a call of tool `name` waits for a generation: such a call is run as
+    /// an MCP task when the client supports them.
+    pub fn waits(name: &str, args: &Map<String, Value>) -> bool {
+        match name {
+            "generate" => true,
+            "get_generation" => optional_bool(args, "wait").is_ok_and(|wait| wait == Some(true)),
+            _ => false,
+        }
+    }
+
+    /// Calls tool `name`; `None` when there is no such tool.
     pub async fn call(
         &self,
         name: &str,
         args: &Map<String, Value>,
-        reporter: &dyn Reporter,
-        abandoned: Abandoned,
+        caller: &Caller<'_>,
     ) -> Option<Answer> {
         Some(match name {
             "list_models" => self.list_models(args).await,
             "estimate_cost" => self.estimate_cost(args).await,
-            "generate" => self.generate(args, reporter, abandoned).await,
-            "get_generation" => self.get_generation(args, reporter, abandoned).await,
+            "generate" => self.generate(args, caller).await,
+            "get_generation" => self.get_generation(args, caller).await,
             "get_balance" => self.get_balance().await,
             "mock_verdict" => Answer::ok((self.verdict.as_ref()?)()),
             _ => return None,
@@ -231,12 +267,7 @@ impl Tools {
         }
     }
 
-    async fn generate(
-        &self,
-        args: &Map<String, Value>,
-        reporter: &dyn Reporter,
-        abandoned: Abandoned,
-    ) -> Answer {
+    async fn generate(&self, args: &Map<String, Value>, caller: &Caller<'_>) -> Answer {
         let (order, request_id, cancel_if_abandoned) = match (
             order(args),
             optional_text(args, "requestId"),
@@ -251,12 +282,12 @@ impl Tools {
             None => {
                 let (call, key) = self
                     .lock_calls()
-                    .start(&fingerprint, Arc::clone(&abandoned));
+                    .start(&fingerprint, Arc::clone(&caller.abandoned));
                 (Some(call), key)
             }
         };
         let answer = self
-            .create_and_wait(&order, &key, reporter, &abandoned, cancel_if_abandoned)
+            .create_and_wait(&order, &key, caller, cancel_if_abandoned)
             .await;
         if let Some(call) = call {
             self.lock_calls().finish(&fingerprint, call);
@@ -268,8 +299,7 @@ impl Tools {
         &self,
         order: &Order,
         key: &str,
-        reporter: &dyn Reporter,
-        abandoned: &Abandoned,
+        caller: &Caller<'_>,
         cancel_if_abandoned: bool,
     ) -> Answer {
         let known = lock(&self.ended).get(key).cloned();
@@ -311,15 +341,14 @@ impl Tools {
         self.lock_ledger()
             .settle(key, ledger::kopecks(created.cost_rub));
         let typical = self.typical_seconds(&order.model).await;
-        let waited = self
-            .wait(created.id, Some(key), typical, reporter, abandoned)
-            .await;
+        let waited = self.wait(created.id, Some(key), typical, caller).await;
         if let Waited::Abandoned = waited
             && cancel_if_abandoned
         {
             // Asked for by the call itself: the paid task is cancelled too.
             if let Err(err) = self.client.generations().cancel(created.id).await {
-                reporter
+                caller
+                    .reporter
                     .log(
                         true,
                         json!({ "message": format!("could not cancel {}: {err}", created.id) }),
@@ -330,12 +359,7 @@ impl Tools {
         self.finish(waited, created.id, Some(key)).await
     }
 
-    async fn get_generation(
-        &self,
-        args: &Map<String, Value>,
-        reporter: &dyn Reporter,
-        abandoned: Abandoned,
-    ) -> Answer {
+    async fn get_generation(&self, args: &Map<String, Value>, caller: &Caller<'_>) -> Answer {
         let (id, wait) = match (required_text(args, "id"), optional_bool(args, "wait")) {
             (Ok(id), Ok(wait)) => (id, wait.unwrap_or(false)),
             (Err(answer), _) | (_, Err(answer)) => return answer,
@@ -352,7 +376,7 @@ impl Tools {
                 Err(err) => self.sdk_failure(&err, CommandId::Get),
             };
         }
-        let waited = self.wait(id, None, None, reporter, &abandoned).await;
+        let waited = self.wait(id, None, None, caller).await;
         self.finish(waited, id, None).await
     }
 
@@ -398,16 +422,20 @@ impl Tools {
         id: Uuid,
         key: Option<&str>,
         typical: Option<f64>,
-        reporter: &dyn Reporter,
-        abandoned: &Abandoned,
+        caller: &Caller<'_>,
     ) -> Waited {
+        let Caller {
+            reporter,
+            abandoned,
+            ..
+        } = caller;
         let began = Instant::now();
         let (status_tx, mut status_rx) = tokio::sync::watch::channel(String::from("PENDING"));
         let wait = self
             .client
             .generations()
             .wait(id)
-            .timeout(self.settings.wait_limit)
+            .timeout(caller.wait_limit(&self.settings))
             .on_status(move |g: &Generation| {
                 status_tx.send_replace(g.status.to_string());
             })
@@ -782,7 +810,11 @@ fn specs(settings: &Settings, mock: bool) -> Vec<ToolSpec> {
         },
         "required": ["id"]
     });
-    let limit = settings.wait_limit.as_secs();
+    let limit = format!(
+        "up to {}s, or {}s as an MCP task when the client supports tasks",
+        settings.wait_limit.as_secs(),
+        settings.task_wait_limit.as_secs()
+    );
     let saves = if settings.output_dir.is_some() {
         " The results are saved under the server's output folder and returned as resource links."
     } else {
@@ -832,7 +864,7 @@ fn specs(settings: &Settings, mock: bool) -> Vec<ToolSpec> {
             name: "generate",
             title: "Generate media and wait for it",
             description: format!(
-                "Creates a paid generation and waits for its end (up to {limit}s; progress is notified when the call has a progress token), then returns its id, status, cost charged and output URLs.{saves} \
+                "Creates a paid generation and waits for its end ({limit}; progress is notified when the call has a progress token, and is a task's status message), then returns its id, status, cost charged and output URLs.{saves} \
                  Two calls are the same call, charged once and answered with the same generation, when they have the same requestId and the same model, prompt and params; \
                  without a requestId, a call with the same arguments as one this server saw cancelled before it answered resumes that one. Give a new requestId for each new piece of media, and the same one when you retry. \
                  When the wait limit passes, the answer has done: false and says how to resume (get_generation with wait: true). \
@@ -856,7 +888,7 @@ fn specs(settings: &Settings, mock: bool) -> Vec<ToolSpec> {
         ToolSpec {
             name: "get_generation",
             title: "Look up a generation",
-            description: format!("A generation by id: status, cost and outputs; with wait: true, waits for its end (up to {limit}s, with progress), as generate does.{saves}"),
+            description: format!("A generation by id: status, cost and outputs; with wait: true, waits for its end ({limit}, with progress), as generate does.{saves}"),
             input: json!({
                 "type": "object",
                 "properties": {
