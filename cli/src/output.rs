@@ -473,6 +473,16 @@ fn paint(on: bool, style: Style, text: impl Display) -> String {
     }
 }
 
+/// The colour of an HTTP status: 2xx went through, 410 and 5xx are failures, the
+/// rest wants a look.
+pub fn http_status_style(status: u64) -> Style {
+    match status {
+        200..=299 => GREEN,
+        410 | 500.. => RED,
+        _ => YELLOW,
+    }
+}
+
 pub fn status_style(status: &str) -> Style {
     match status {
         "SUCCEEDED" | "ACTIVE" | "PAID" | "DELIVERED" | "SUCCESS" => GREEN,

@@ -137,6 +137,14 @@ pub struct TriggerArgs {
     /// endpoint's secret, retried on its schedule, in its journal and its verdict.
     #[arg(long, value_name = "ID", conflicts_with_all = ["secret", "webhook_id", "timestamp"])]
     pub endpoint: Option<String>,
+    /// With --endpoint: the mock's admin token, or a world's control token
+    #[arg(
+        long,
+        env = "MEDIAGEN_MOCK_ADMIN_TOKEN",
+        hide_env_values = true,
+        requires = "endpoint"
+    )]
+    pub token: Option<String>,
     /// Set a field, checked against the schema first
     ///
     /// A path such as data.generation.cost_rub or data.generation.output_urls[0], and a

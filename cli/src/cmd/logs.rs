@@ -4,13 +4,12 @@
 
 use std::time::Duration;
 
-use anyhow::Context as _;
 use serde_json::Value;
 
 use super::context::Context;
+use super::mock_control::{self, Message, Messages, MockControl};
 use crate::cli::mock::LogsArgs;
-use crate::error::{Exit, Failure};
-use crate::output::{DIM, GREEN, Output, RED, YELLOW};
+use crate::output::{self, DIM, Output, YELLOW};
 use crate::parse::StatusFilter;
 
 /// The first pause before reconnecting, doubled up to [`RECONNECT_AT_MOST`]: the
@@ -20,12 +19,7 @@ const RECONNECT_FIRST: Duration = Duration::from_millis(50);
 const RECONNECT_AT_MOST: Duration = Duration::from_secs(2);
 
 pub async fn run(ctx: &Context, args: LogsArgs) -> anyhow::Result<()> {
-    let base_url = ctx.base_url()?;
-    let url = format!("{}/_mock/events", base_url.trim_end_matches('/'));
-    let client = reqwest::Client::builder()
-        // The token goes to the configured address only.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
+    let mock = MockControl::new(&ctx.base_url()?, args.token.clone())?;
     let wanted = Wanted::of(&args);
     let mut journal = Journal {
         out: &ctx.out,
@@ -35,12 +29,9 @@ pub async fn run(ctx: &Context, args: LogsArgs) -> anyhow::Result<()> {
     let mut pause = RECONNECT_FIRST;
     let mut connected_once = false;
     loop {
-        let mut request = client
-            .get(&url)
+        let mut request = mock
+            .get("/_mock/events")
             .header(reqwest::header::ACCEPT, "text/event-stream");
-        if let Some(token) = &args.token {
-            request = request.bearer_auth(token);
-        }
         match journal.last {
             Some(seq) => request = request.header("Last-Event-ID", seq.to_string()),
             None if !connected_once && (args.history || !args.follow) => {
@@ -52,22 +43,23 @@ pub async fn run(ctx: &Context, args: LogsArgs) -> anyhow::Result<()> {
             Ok(response) if response.status().is_success() => {
                 connected_once = true;
                 pause = RECONNECT_FIRST;
-                match journal.read(response, args.follow).await {
+                match journal.read(Messages::of(response), args.follow).await {
                     Ok(Read::HistoryEnded) => return Ok(()),
                     Ok(Read::Closed) => "the mock closed the stream".to_owned(),
                     Err(err) => format!("{err:#}"),
                 }
             }
-            Ok(response) => return Err(refused(response, &url).await),
+            Ok(response) => return Err(mock_control::refused(response, NOT_A_MOCK).await),
             // A first connection that fails is a wrong address or a mock not started:
             // said at once, not tried forever.
-            Err(err) if !connected_once || !args.follow => {
-                return Err(anyhow::Error::new(err).context(format!("while connecting to {url}")));
-            }
-            Err(err) => format!("{:#}", anyhow::Error::new(err)),
+            Err(err) if !connected_once || !args.follow => return Err(mock.unreachable(&err)),
+            Err(err) => mock_control::cause(&err),
         };
         if !args.follow {
-            anyhow::bail!("the stream of {url} ended before its history did: {lost}");
+            anyhow::bail!(
+                "the journal of the mock at {} ended before its history did: {lost}",
+                mock.base_url()
+            );
         }
         let resume = journal
             .last
@@ -81,25 +73,8 @@ pub async fn run(ctx: &Context, args: LogsArgs) -> anyhow::Result<()> {
     }
 }
 
-/// A refusal of the stream (a wrong token, a route that is not a mock's) as the
-/// command's error.
-async fn refused(response: reqwest::Response, url: &str) -> anyhow::Error {
-    let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    let message = body["error"]["message"]
-        .as_str()
-        .map_or_else(|| format!("{url} answered {status}"), str::to_owned);
-    let failure = match status.as_u16() {
-        401 | 403 => Failure::new(Exit::Authentication, "AUTHENTICATION_ERROR", message).hint(
-            "pass the mock's admin token, or the world's control token, with --token or \
-             MEDIAGEN_MOCK_ADMIN_TOKEN",
-        ),
-        404 => Failure::new(Exit::Usage, "NOT_FOUND", message)
-            .hint("--base-url must be a mock's address, or a world's baseUrl"),
-        _ => Failure::new(Exit::Other, "CLI_ERROR", message),
-    };
-    failure.into()
-}
+/// What a 404 of the journal tells to do: the address has no mock.
+const NOT_A_MOCK: &str = "--base-url must be a mock's address, or a world's baseUrl";
 
 /// How a read of the stream ended.
 enum Read {
@@ -120,32 +95,12 @@ struct Journal<'a> {
 impl Journal<'_> {
     /// Reads the stream's messages and prints the wanted events, until the stream
     /// ends, or, for a reader that does not follow, until the history does.
-    async fn read(
-        &mut self,
-        mut response: reqwest::Response,
-        follow: bool,
-    ) -> anyhow::Result<Read> {
-        let mut pending: Vec<u8> = Vec::new();
-        let mut data = String::new();
-        while let Some(chunk) = response.chunk().await.context("while reading the stream")? {
-            pending.extend_from_slice(&chunk);
-            // Whole lines only; the rest waits for the next chunk.
-            let Some(end) = pending.iter().rposition(|&b| b == b'\n') else {
-                continue;
-            };
-            let lines: Vec<u8> = pending.drain(..=end).collect();
-            for line in String::from_utf8_lossy(&lines).lines() {
-                if line.is_empty() {
-                    if !data.is_empty() {
-                        self.message(&std::mem::take(&mut data))?;
-                    }
-                } else if let Some(value) = line.strip_prefix("data:") {
-                    data.push_str(value.strip_prefix(' ').unwrap_or(value));
-                } else if line.starts_with(": end of history") && !follow {
-                    return Ok(Read::HistoryEnded);
-                }
-                // `id:` repeats the event's `seq`, read from the data; other
-                // comments keep an idle stream open.
+    async fn read(&mut self, mut messages: Messages, follow: bool) -> anyhow::Result<Read> {
+        while let Some(message) = messages.next().await? {
+            match message {
+                Message::Data(data) => self.message(&data)?,
+                Message::HistoryEnd if !follow => return Ok(Read::HistoryEnded),
+                Message::HistoryEnd => {}
             }
         }
         Ok(Read::Closed)
@@ -249,8 +204,8 @@ fn line(out: &Output, event: &Value) -> String {
     let what = match kind {
         "request" => {
             let status = match event["status"].as_u64() {
-                Some(status) => out.paint(status_colour(status), status),
-                None => out.paint(RED, "dropped"),
+                Some(status) => out.paint(output::http_status_style(status), status),
+                None => out.paint(output::RED, "dropped"),
             };
             let took = event["durationMs"]
                 .as_u64()
@@ -303,8 +258,8 @@ fn line(out: &Output, event: &Value) -> String {
         ),
         "attempt" => {
             let answer = match event["responseStatus"].as_u64() {
-                Some(status) => out.paint(status_colour(status), status),
-                None => out.paint(RED, text("error")),
+                Some(status) => out.paint(output::http_status_style(status), status),
+                None => out.paint(output::RED, text("error")),
             };
             format!(
                 "delivery #{} {answer} {}ms {}  message {}",
@@ -316,7 +271,11 @@ fn line(out: &Output, event: &Value) -> String {
         }
         "verdict.finding" => {
             let severity = text("severity");
-            let style = if severity == "violation" { RED } else { YELLOW };
+            let style = if severity == "violation" {
+                output::RED
+            } else {
+                YELLOW
+            };
             format!(
                 "verdict {} {}: {}",
                 out.paint(style, severity),
@@ -335,12 +294,4 @@ fn line(out: &Output, event: &Value) -> String {
         }
     };
     format!("{}  {what}", out.paint(DIM, time))
-}
-
-fn status_colour(status: u64) -> anstyle::Style {
-    match status {
-        200..=299 => GREEN,
-        400..=499 => YELLOW,
-        _ => RED,
-    }
 }

@@ -12,6 +12,7 @@ mod generations;
 mod logs;
 mod mcp;
 mod mock;
+mod mock_control;
 mod models;
 mod requisites;
 mod webhooks;

@@ -284,3 +284,31 @@ async fn following_prints_a_line_per_request_for_people() {
     follow.child.kill().await.unwrap();
     check("mock-logs-requests.txt", &steady(&lines));
 }
+
+#[tokio::test]
+async fn a_mock_that_is_not_there_is_named_once_with_the_way_to_start_one() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let journal: &[&str] = &["mock", "logs"];
+    let trigger: &[&str] = &[
+        "webhooks",
+        "trigger",
+        "generation.completed",
+        "--endpoint",
+        "ep_1",
+    ];
+    for args in [journal, trigger] {
+        let mut cmd = process(args);
+        cmd.env("MEDIAGEN_BASE_URL", &closed);
+        let output = run(assert_cmd::Command::from_std(cmd)).await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches(&closed).count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is a mock running there?"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

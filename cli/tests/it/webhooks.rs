@@ -643,3 +643,47 @@ async fn trigger_through_the_mock_takes_its_delivery_path() {
         "content_policy"
     );
 }
+
+#[tokio::test]
+async fn trigger_through_a_mock_with_an_admin_token_passes_the_one_given_with_token() {
+    let app = App::start(StatusCode::OK).await;
+    let setup = Setup::with(
+        MockServer::builder()
+            .real_clock(1.0)
+            .config(|c| {
+                c.allow_private_webhooks = true;
+                c.admin_token = Some("s3cret".into());
+            })
+            .start()
+            .await,
+        100.0,
+    );
+    let endpoint = setup.json(&["webhooks", "create", &app.url]).await;
+    let id = endpoint["id"].as_str().unwrap();
+    let trigger = [
+        "webhooks",
+        "trigger",
+        "generation.completed",
+        "--endpoint",
+        id,
+    ];
+    let refused = run(setup.cmd(&trigger)).await;
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("--token"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(
+        app.got().is_empty(),
+        "nothing is delivered without the token"
+    );
+
+    let mut with_token = trigger.to_vec();
+    with_token.extend(["--token", "s3cret"]);
+    let output = run(setup.cmd(&with_token)).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let told: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(told["outcome"], "delivered", "{told}");
+    assert_eq!(app.got().len(), 1);
+}

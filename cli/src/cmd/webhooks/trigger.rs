@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::super::context::Context;
+use super::super::mock_control::{Message, Messages, MockControl};
 use crate::cli::webhooks::TriggerArgs;
 use crate::error::{Exit, Failure};
 use crate::output::{self, DIM};
@@ -41,12 +42,15 @@ pub async fn run(ctx: &Context, args: TriggerArgs) -> anyhow::Result<()> {
             let timestamp = args.timestamp.unwrap_or_else(|| now.timestamp());
             deliver(&url, &secret, &webhook_id, timestamp, &body).await?
         }
-        (None, Some(endpoint)) => through_mock(ctx, &endpoint, &body).await?,
+        (None, Some(endpoint)) => {
+            let mock = MockControl::new(&ctx.mock_base_url().await?, args.token)?;
+            through_mock(&mock, &endpoint, &body).await?
+        }
         (None, None) => unreachable!("clap requires --to or --endpoint"),
     };
     ctx.out.emit(&told, |out, w| {
         let answer = match (told.status, &told.error) {
-            (Some(status), _) => out.paint(status_style(status), status),
+            (Some(status), _) => out.paint(output::http_status_style(u64::from(status)), status),
             (None, Some(error)) => out.paint(output::RED, error),
             (None, None) => "-".to_owned(),
         };
@@ -115,14 +119,6 @@ fn retried(why: &str) -> String {
     )
 }
 
-fn status_style(status: u16) -> anstyle::Style {
-    match status {
-        200..=299 => output::GREEN,
-        410 | 500.. => output::RED,
-        _ => output::YELLOW,
-    }
-}
-
 /// POSTs the signed delivery to `url`, as the service does.
 async fn deliver(
     url: &url::Url,
@@ -173,64 +169,42 @@ async fn deliver(
     })
 }
 
-/// Asks the mock at the base URL to deliver `body` to its endpoint through its own
-/// delivery path (`POST /_mock/deliveries`), then reads the first attempt.
-async fn through_mock(ctx: &Context, endpoint: &str, body: &Value) -> anyhow::Result<Told> {
-    let base_url = ctx.mock_base_url().await?;
-    let base_url = base_url.trim_end_matches('/');
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
-    let token = std::env::var("MEDIAGEN_MOCK_ADMIN_TOKEN").ok();
-    let with_token = |request: reqwest::RequestBuilder| match &token {
-        Some(token) => request.bearer_auth(token),
-        None => request,
-    };
-    let answer = with_token(client.post(format!("{base_url}/_mock/deliveries")))
-        .json(&json!({ "endpointId": endpoint, "payload": body }))
-        .send()
+/// Asks the mock to deliver `body` to its endpoint through its own delivery path
+/// (`POST /_mock/deliveries`), and follows its journal (`GET /_mock/events`, opened
+/// first so that nothing is missed) for the first attempt.
+async fn through_mock(mock: &MockControl, endpoint: &str, body: &Value) -> anyhow::Result<Told> {
+    const NO_ENDPOINT: &str = "--endpoint is an endpoint of the mock at --base-url (a mock's \
+                               or a world's address), as `mediagen webhooks list` shows them";
+    let journal = mock
+        .send(
+            mock.get("/_mock/events")
+                .header(reqwest::header::ACCEPT, "text/event-stream"),
+            "--base-url must be a mock's address, or a world's baseUrl",
+        )
+        .await?;
+    let queued: Value = mock
+        .send(
+            mock.post("/_mock/deliveries")
+                .json(&json!({ "endpointId": endpoint, "payload": body })),
+            NO_ENDPOINT,
+        )
+        .await?
+        .json()
         .await
-        .with_context(|| format!("while asking the mock at {base_url} to deliver"))?;
-    let status = answer.status();
-    let queued: Value = answer.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        let message = queued["error"]["message"]
-            .as_str()
-            .map_or_else(|| format!("the mock answered {status}"), str::to_owned);
-        let exit = if status.as_u16() == 401 {
-            Exit::Authentication
-        } else {
-            Exit::Usage
-        };
-        return Err(Failure::new(exit, "MOCK_REFUSED", message)
-            .hint("--endpoint is an endpoint of the mock at --base-url (a mock's or a world's address); a mock with an admin token takes it from MEDIAGEN_MOCK_ADMIN_TOKEN")
-            .into());
-    }
+        .context("while reading the mock's answer")?;
     let message_id = queued["messageId"].as_str().unwrap_or_default().to_owned();
-    // The mock's worker sends the first attempt at once; read it back.
-    let started = Instant::now();
-    let delivery = loop {
-        let deliveries: Value = with_token(client.get(format!("{base_url}/_mock/deliveries")))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let found = deliveries["data"].as_array().and_then(|all| {
-            all.iter()
-                .find(|d| d["messageId"] == message_id.as_str())
-                .filter(|d| d["attempts"].as_array().is_some_and(|a| !a.is_empty()))
-                .cloned()
-        });
-        if let Some(delivery) = found {
-            break delivery;
-        }
-        anyhow::ensure!(
-            started.elapsed() < ANSWER_WITHIN + Duration::from_secs(5),
-            "the mock queued message {message_id} but made no attempt within 15 s (is its clock manual? advance it)"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let attempt = &delivery["attempts"][0];
+    // The mock's worker sends the first attempt at once, unless its clock is manual.
+    let attempt = tokio::time::timeout(
+        ANSWER_WITHIN + Duration::from_secs(5),
+        first_attempt(Messages::of(journal), &message_id),
+    )
+    .await
+    .map_err(|_| {
+        anyhow::anyhow!(
+            "the mock queued message {message_id} but made no attempt within 15 s (is its \
+             clock manual? advance it)"
+        )
+    })??;
     let status = attempt["responseStatus"]
         .as_u64()
         .and_then(|s| u16::try_from(s).ok());
@@ -238,15 +212,34 @@ async fn through_mock(ctx: &Context, endpoint: &str, body: &Value) -> anyhow::Re
     Ok(Told {
         event: body["type"].as_str().unwrap_or_default().to_owned(),
         event_id: body["id"].as_str().unwrap_or_default().to_owned(),
-        to: format!("endpoint {endpoint} of the mock at {base_url}"),
+        to: format!("endpoint {endpoint} of the mock at {}", mock.base_url()),
         webhook_id: message_id,
         status,
         error: attempt["error"].as_str().map(str::to_owned),
         duration_ms: attempt["durationMs"].as_u64().unwrap_or_default(),
         outcome,
-        service: format!("{service}; the mock did so (message {})", delivery["state"]),
+        service: format!(
+            "{service}; the mock did so (message \"{}\")",
+            attempt["state"].as_str().unwrap_or_default()
+        ),
         body: body.clone(),
     })
+}
+
+/// The journal's first `attempt` event of message `message_id`.
+async fn first_attempt(mut journal: Messages, message_id: &str) -> anyhow::Result<Value> {
+    while let Some(message) = journal.next().await? {
+        let Message::Data(data) = message else {
+            continue;
+        };
+        let Ok(event) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        if event["type"] == "attempt" && event["messageId"] == message_id {
+            return Ok(event);
+        }
+    }
+    anyhow::bail!("the mock closed its journal before it made an attempt of message {message_id}")
 }
 
 /// The contract's webhooks: each event's example body and schema.
