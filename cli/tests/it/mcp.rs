@@ -578,3 +578,47 @@ async fn a_cancelled_task_stops_waiting_and_keeps_the_generation_its_id_and_its_
     assert_eq!(charged_kopecks(&setup, 1000.0), 250);
     session.close().await;
 }
+
+#[tokio::test]
+async fn a_create_whose_answer_is_lost_on_the_way_is_sent_again_with_its_key_and_charged_once() {
+    let setup = Setup::new().await;
+    // The service acts, and the connection drops before its answer comes back.
+    setup
+        .mock
+        .inject_fault(mediagen_mock_server::Fault::drop_after().on("POST", "/v1/generations"))
+        .expect("a fault");
+    let mut session = Session::start(&setup, &["--wait-limit", "0s"], json!({})).await;
+
+    let call = session
+        .call(
+            "generate",
+            flux("a fox behind a lost answer", "lost-1"),
+            None,
+        )
+        .await;
+    let (is_error, result) = session.result(call).await;
+    assert!(!is_error, "{result}");
+    let creates: Vec<_> = setup
+        .mock
+        .list_requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path == "/v1/generations")
+        .collect();
+    assert_eq!(
+        creates.len(),
+        2,
+        "the create is sent again after the lost answer"
+    );
+    assert_eq!(
+        creates[0].idempotency_key, creates[1].idempotency_key,
+        "with the same key"
+    );
+    assert_eq!(
+        creates[0].idempotency_key.as_deref(),
+        result["idempotencyKey"].as_str()
+    );
+    let user = setup.mock.get_user(setup.user).expect("the user");
+    assert_eq!(user.generations, 1, "one generation");
+    assert_eq!(charged_kopecks(&setup, 1000.0), 250);
+    session.close().await;
+}
