@@ -622,3 +622,45 @@ async fn a_create_whose_answer_is_lost_on_the_way_is_sent_again_with_its_key_and
     assert_eq!(charged_kopecks(&setup, 1000.0), 250);
     session.close().await;
 }
+
+#[tokio::test]
+async fn a_task_cancelled_with_cancel_if_abandoned_cancels_the_generation_too_and_says_so() {
+    let setup = Setup::new().await;
+    let mut session = Session::start_2026(&setup, &[], polls_tasks()).await;
+
+    let mut arguments = flux("a fox not wanted after all", "task-3");
+    arguments["cancelIfAbandoned"] = json!(true);
+    let call = session.call("generate", arguments, None).await;
+    let answer = session.answer(call).await;
+    let task_id = answer["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    session
+        .task_until(&task_id, |task| {
+            task["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("PENDING"))
+        })
+        .await;
+    let cancel = session
+        .request("tasks/cancel", json!({ "taskId": task_id }))
+        .await;
+    session.answer(cancel).await;
+    let cancelled = session
+        .task_until(&task_id, |task| task["status"] != "working")
+        .await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let message = cancelled["statusMessage"].as_str().expect("a message");
+    assert!(
+        message.contains("asked the service to cancel it"),
+        "{message}"
+    );
+    let id = message
+        .split_whitespace()
+        .find_map(|word| word.trim_end_matches(',').parse::<uuid::Uuid>().ok())
+        .unwrap_or_else(|| panic!("{message} names the generation"));
+    let generation = setup.mock.generation(id).expect("the generation");
+    assert_eq!(generation.status, "CANCELLED");
+    session.close().await;
+}

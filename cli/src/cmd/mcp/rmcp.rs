@@ -266,6 +266,7 @@ impl Handler {
             token: None,
             log_level: self.log_level.load(Ordering::Relaxed),
         };
+        let cancels_too = args.get("cancelIfAbandoned").and_then(Value::as_bool) == Some(true);
         self.tasks.spawn(options, move |task| {
             Box::pin(async move {
                 let reporter = TaskReporter {
@@ -283,13 +284,20 @@ impl Handler {
                     .await
                     .ok_or_else(|| no_such_tool(&name))?;
                 if task.is_cancel_requested() && answer.value["done"] == false {
-                    // Cancelled while it waited: the generation goes on, and the
-                    // cancelled task still tells its id and how to resume.
-                    task.set_status_message(format!(
-                        "cancelled: stopped waiting for generation {}, which goes on; {}",
-                        answer.value["id"].as_str().unwrap_or("?"),
-                        answer.value["resume"].as_str().unwrap_or_default()
-                    ));
+                    // Cancelled while it waited: the cancelled task still tells the
+                    // generation's id, and how to resume when it goes on.
+                    let id = answer.value["id"].as_str().unwrap_or("?");
+                    task.set_status_message(if cancels_too {
+                        format!(
+                            "cancelled: stopped waiting for generation {id}, and asked the \
+                             service to cancel it (cancelIfAbandoned)"
+                        )
+                    } else {
+                        format!(
+                            "cancelled: stopped waiting for generation {id}, which goes on; {}",
+                            answer.value["resume"].as_str().unwrap_or_default()
+                        )
+                    });
                     return Err(TaskExit::Cancelled);
                 }
                 task.set_status_message(outcome(&answer));
