@@ -216,6 +216,22 @@ impl Session {
         panic!("task {id} never got there");
     }
 
+    /// Cancels task `id` once its generation is `PENDING` (made, and waited for),
+    /// and returns the task once it has ended.
+    async fn cancel_once_pending(&mut self, id: &str) -> Value {
+        self.task_until(id, |task| {
+            task["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("PENDING"))
+        })
+        .await;
+        let cancel = self.request("tasks/cancel", json!({ "taskId": id })).await;
+        let ack = self.answer(cancel).await;
+        assert!(ack["result"].is_object(), "{ack}");
+        self.task_until(id, |task| task["status"] != "working")
+            .await
+    }
+
     /// The next notification of `method`, read as it comes.
     async fn notification(&mut self, method: &str) -> Value {
         if let Some(at) = self
@@ -462,6 +478,14 @@ async fn the_services_refusals_are_tool_errors_with_code_and_hint_not_protocol_e
     session.close().await;
 }
 
+/// The generation id a task's status message names.
+fn generation_named(message: &str) -> uuid::Uuid {
+    message
+        .split_whitespace()
+        .find_map(|word| word.trim_end_matches(',').parse::<uuid::Uuid>().ok())
+        .unwrap_or_else(|| panic!("{message} names the generation"))
+}
+
 /// What a client that supports the protocol's tasks extension declares.
 fn polls_tasks() -> Value {
     json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })
@@ -530,27 +554,10 @@ async fn a_cancelled_task_stops_waiting_and_keeps_the_generation_its_id_and_its_
         .as_str()
         .expect("a task")
         .to_owned();
-    session
-        .task_until(&task_id, |task| {
-            task["statusMessage"]
-                .as_str()
-                .is_some_and(|m| m.contains("PENDING"))
-        })
-        .await;
-    let cancel = session
-        .request("tasks/cancel", json!({ "taskId": task_id }))
-        .await;
-    let ack = session.answer(cancel).await;
-    assert!(ack["result"].is_object(), "{ack}");
-    let cancelled = session
-        .task_until(&task_id, |task| task["status"] != "working")
-        .await;
+    let cancelled = session.cancel_once_pending(&task_id).await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     let message = cancelled["statusMessage"].as_str().expect("a message");
-    let id = message
-        .split_whitespace()
-        .find_map(|word| word.trim_end_matches(',').parse::<uuid::Uuid>().ok())
-        .unwrap_or_else(|| panic!("{message} names the generation"));
+    let id = generation_named(message);
     assert!(message.contains("get_generation"), "{message}");
 
     // Only the wait was cancelled: the paid task goes on, and the same call again
@@ -636,30 +643,14 @@ async fn a_task_cancelled_with_cancel_if_abandoned_cancels_the_generation_too_an
         .as_str()
         .expect("a task")
         .to_owned();
-    session
-        .task_until(&task_id, |task| {
-            task["statusMessage"]
-                .as_str()
-                .is_some_and(|m| m.contains("PENDING"))
-        })
-        .await;
-    let cancel = session
-        .request("tasks/cancel", json!({ "taskId": task_id }))
-        .await;
-    session.answer(cancel).await;
-    let cancelled = session
-        .task_until(&task_id, |task| task["status"] != "working")
-        .await;
+    let cancelled = session.cancel_once_pending(&task_id).await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     let message = cancelled["statusMessage"].as_str().expect("a message");
     assert!(
         message.contains("asked the service to cancel it"),
         "{message}"
     );
-    let id = message
-        .split_whitespace()
-        .find_map(|word| word.trim_end_matches(',').parse::<uuid::Uuid>().ok())
-        .unwrap_or_else(|| panic!("{message} names the generation"));
+    let id = generation_named(message);
     let generation = setup.mock.generation(id).expect("the generation");
     assert_eq!(generation.status, "CANCELLED");
     session.close().await;
