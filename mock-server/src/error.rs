@@ -305,7 +305,8 @@ impl IntoResponse for ApiError {
         if let Some(details) = self.details() {
             error["details"] = details;
         }
-        let mut response = (self.status(), axum::Json(json!({ "error": error }))).into_response();
+        let mut response =
+            (self.status(), crate::wire::Json(json!({ "error": error }))).into_response();
         // For the request log, which sees the answer and not the error.
         response
             .extensions_mut()

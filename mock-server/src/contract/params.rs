@@ -1,8 +1,6 @@
 //! `params` checked against the catalogue's parameters of the model, reported in
 //! the same dialect as the schema checks.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value, json};
 
 use super::field::{FieldError, is_uuid, is_whole, js_number, pointer_token, same_value, sort};
@@ -17,18 +15,15 @@ use crate::domain::catalog::{Model, ModelParameter, ParamType};
 /// with `additionalProperty` / `missingProperty`, as Ajv places them.
 pub fn validate_params(model: &Model, params: &Map<String, Value>) -> Vec<FieldError> {
     const PARAMS: &str = "/params";
-    let declared: HashMap<&str, &ModelParameter> = model
-        .parameters
-        .iter()
-        .map(|p| (p.name.as_str(), p))
-        .collect();
     let mut errors = Vec::new();
     for (name, value) in params {
-        match declared.get(name.as_str()) {
+        // A model declares a handful of parameters: a scan is cheaper than a
+        // map built for each create.
+        match model.parameters.iter().find(|p| p.name == *name) {
             Some(parameter) => check_param(
                 parameter,
                 value,
-                &format!("{PARAMS}/{}", pointer_token(name)),
+                || format!("{PARAMS}/{}", pointer_token(name)),
                 &mut errors,
             ),
             None => errors.push(FieldError::additional_property(PARAMS, name)),
@@ -48,7 +43,14 @@ pub fn validate_params(model: &Model, params: &Map<String, Value>) -> Vec<FieldE
     errors
 }
 
-fn check_param(parameter: &ModelParameter, value: &Value, path: &str, out: &mut Vec<FieldError>) {
+/// Checks one parameter's value; `path` writes its place, which only an
+/// error needs.
+fn check_param(
+    parameter: &ModelParameter,
+    value: &Value,
+    path: impl Fn() -> String,
+    out: &mut Vec<FieldError>,
+) {
     let expected = match parameter.kind {
         ParamType::String | ParamType::File => "string",
         ParamType::Integer => "integer",
@@ -62,19 +64,19 @@ fn check_param(parameter: &ModelParameter, value: &Value, path: &str, out: &mut 
         ParamType::Boolean => value.is_boolean(),
     };
     if !type_ok {
-        out.push(FieldError::type_mismatch(path, expected));
+        out.push(FieldError::type_mismatch(&path(), expected));
     }
     // Like Ajv, `enum` applies whatever the type, while the limits apply only
     // to numbers and the format only to strings.
     if let Some(allowed) = &parameter.allowed_values
         && !allowed.iter().any(|candidate| same_value(candidate, value))
     {
-        out.push(FieldError::not_allowed(path, allowed));
+        out.push(FieldError::not_allowed(&path(), allowed));
     }
     if let Some(number) = value.as_f64() {
         if let Some(minimum) = parameter.minimum.filter(|&m| number < m) {
             out.push(FieldError::limit(
-                path,
+                &path(),
                 "minimum",
                 ">=",
                 js_number(&json!(minimum)),
@@ -82,7 +84,7 @@ fn check_param(parameter: &ModelParameter, value: &Value, path: &str, out: &mut 
         }
         if let Some(maximum) = parameter.maximum.filter(|&m| number > m) {
             out.push(FieldError::limit(
-                path,
+                &path(),
                 "maximum",
                 "<=",
                 js_number(&json!(maximum)),
@@ -92,6 +94,6 @@ fn check_param(parameter: &ModelParameter, value: &Value, path: &str, out: &mut 
     if let (ParamType::File, Some(text)) = (parameter.kind, value.as_str())
         && !is_uuid(text)
     {
-        out.push(FieldError::format(path, "uuid"));
+        out.push(FieldError::format(&path(), "uuid"));
     }
 }

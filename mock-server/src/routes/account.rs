@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -17,7 +17,7 @@ use crate::domain::refusal::Invalid;
 use crate::error::{ApiError, Result};
 use crate::extract::{AuthUser, Body, ContractBody, Query, time_param};
 use crate::state::AppState;
-use crate::wire::{account as view, timestamp};
+use crate::wire::{Json, account as view, timestamp};
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use mediagen_openapi::sets::BillingOperationType as OperationType;
 use serde::Deserialize;
@@ -26,7 +26,7 @@ use crate::extract::{
 };
 use crate::render::pdf::{self, InvoiceDoc, Line};
 use crate::state::AppState;
-use crate::wire::billing as view;
+use crate::wire::{Json, billing as view};
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -1,11 +1,11 @@
 //! Input files: the upload request with its presigned PUT URL, the PUT itself,
 //! get, delete, and the file's own URL.
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ use crate::extract::{
     AuthUser, Body, ContractBody, Path, Query, RawBody, body_refusal, uuid_param,
 };
 use crate::state::AppState;
-use crate::wire::files as view;
+use crate::wire::{Json, files as view};
 
 /// The API routes, behind the service middleware.
 pub fn router() -> Router<AppState> {

@@ -2,11 +2,11 @@
 
 use std::collections::HashMap;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -24,6 +24,7 @@ use crate::extract::{
 };
 use crate::state::AppState;
 use crate::store::CreateRequest;
+use crate::wire::Json;
 use crate::wire::generation::{self as view, GenerationView};
 
 pub fn router() -> Router<AppState> {

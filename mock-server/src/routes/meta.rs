@@ -1,14 +1,14 @@
 //! The public methods: liveness, the catalogue and the contract itself.
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::state::AppState;
-use crate::wire::timestamp;
+use crate::wire::{Json, timestamp};
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -3,7 +3,7 @@
 //! handlers read from a request is in `extract.rs`; the refusals they return
 //! become the error envelope in `refusal.rs`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
@@ -169,6 +169,29 @@ async fn service_middleware(
     }
 }
 
+/// A client's address as the log keeps it and the limits count it, as
+/// `Display` writes it; an IPv4 address digit by digit, since `Display`
+/// takes some 1,300 instructions of every request on its padding logic.
+fn address_text(ip: IpAddr) -> String {
+    let IpAddr::V4(v4) = ip else {
+        return ip.to_string();
+    };
+    let mut text = String::with_capacity(15);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            text.push('.');
+        }
+        if octet >= 100 {
+            text.push(char::from(b'0' + octet / 100));
+        }
+        if octet >= 10 {
+            text.push(char::from(b'0' + octet / 10 % 10));
+        }
+        text.push(char::from(b'0' + octet % 10));
+    }
+    text
+}
+
 /// What the middleware knows of a request as it arrives: its id and time,
 /// whence it came, the operation of the contract its route is, and (for the
 /// verdict) the edge's time and the digest of its query and body.
@@ -216,7 +239,7 @@ impl Arrival {
         let ip = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
-            .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string());
+            .map_or_else(|| "unknown".to_owned(), |c| address_text(c.0.ip()));
         let method = request.method().clone();
         let route = request.extensions().get::<MatchedPath>();
         let op = route.and_then(|route| OperationId::from_route(method.as_str(), route.as_str()));
@@ -429,4 +452,21 @@ async fn finish(
     // drops the answer: the log tells what happened on the service's side.
     entry.status = Some(response.status().as_u16());
     (response, refused_by)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+    use super::address_text;
+
+    #[test]
+    fn an_address_is_written_as_display_writes_it() {
+        for octet in 0..=255 {
+            let v4 = IpAddr::V4(Ipv4Addr::new(octet, 255 - octet, octet / 7, 10));
+            assert_eq!(address_text(v4), v4.to_string());
+        }
+        let v6 = IpAddr::V6(Ipv6Addr::LOCALHOST);
+        assert_eq!(address_text(v6), "::1");
+    }
 }

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use mediagen_openapi::sets::EventType;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ use crate::extract::{
 };
 use crate::state::AppState;
 use crate::store::EndpointChange;
-use crate::wire::{events, webhooks as view};
+use crate::wire::{Json, events, webhooks as view};
 
 pub fn router() -> Router<AppState> {
     Router::new()
