@@ -2,29 +2,34 @@
 # Runs every benchmark of the toolkit and writes BENCHMARKS.md, the table the README
 # quotes. Each figure is a median, beside a baseline measured in the same run.
 #
-#   bash scripts/bench.sh            # about 8 minutes on 2 cores, after the release build
+#   bash scripts/bench.sh            # about 10 minutes on 2 cores, after the release build
 #
-# The mock's HTTP benchmark drives the server with wrk from another process; wrk is
-# installed with apt-get when it is missing and apt-get is at hand.
+# The mock's HTTP benchmark drives the server with wrk from another process, and
+# counts its instructions per request under valgrind; both are installed with
+# apt-get when they are missing and apt-get is at hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=BENCHMARKS.md
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-if ! command -v wrk >/dev/null; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    apt-get install -y -qq wrk >/dev/null
-  else
-    echo "wrk is needed for the mock's HTTP benchmark: apt-get install wrk" >&2
-    exit 1
+for tool in wrk valgrind; do
+  if ! command -v "$tool" >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+      apt-get install -y -qq "$tool" >/dev/null
+    else
+      echo "$tool is needed for the mock's HTTP benchmark: apt-get install wrk valgrind" >&2
+      exit 1
+    fi
   fi
-fi
+done
 
 echo "== webhook-verify (criterion)" >&2
 cargo bench -q -p webhook-verify --bench verify -- --noplot >"$logs/verify" 2>&1
 echo "== mock HTTP throughput (wrk)" >&2
 cargo bench -q -p mediagen-mock-server --bench http >"$logs/http" 2>"$logs/http.err"
+echo "== the mock's instructions per request (callgrind)" >&2
+bash scripts/profile-request.sh >"$logs/instructions" 2>"$logs/instructions.err"
 echo "== signed deliveries" >&2
 cargo bench -q -p mediagen-mock-server --bench delivery >"$logs/delivery" 2>"$logs/delivery.err"
 echo "== mock memory per 100,000 finished generations" >&2
@@ -82,6 +87,7 @@ pace = result("pace", "pace")
 node_start = result("node_startup", "node_startup")
 delivery = (logs / "delivery").read_text().strip()
 http = (logs / "http").read_text().strip()
+instructions = (logs / "instructions").read_text().strip().splitlines()
 rate = re.search(r"median (\d+)/s", delivery).group(1)
 paced = {r["readers"]: r for r in results("events", "paced")}
 saturated = {r["readers"]: r for r in results("events", "saturated")}
@@ -153,6 +159,11 @@ text = [
     "`cargo bench -p mediagen-mock-server --bench http` (wrk in another process):",
     "",
     http,
+    "",
+    "Instructions the mock spends on one request (`bash scripts/profile-request.sh`: "
+    "callgrind, which the host's load does not move; user space only):",
+    "",
+    *[f"- {line}" for line in instructions],
     "",
 ]
 # The install section is scripts/bench-install.sh's, measured apart (it compiles
