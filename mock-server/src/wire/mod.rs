@@ -48,15 +48,17 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
 }
 
 /// A JSON answer, as `axum::Json` makes one, serialized into a buffer that
-/// takes a whole answer at once: axum's starts at 128 bytes, grows by copies,
-/// and takes each token through `BytesMut` (some 5,000 instructions of a
-/// 60,000-instruction generation read, measured with callgrind).
+/// holds a generation at once (larger answers grow it): axum's starts at 128
+/// bytes, grows by copies, and takes each token through `BytesMut` (some 5,000
+/// instructions of a 60,000-instruction generation read, measured with
+/// callgrind). A buffer of 1 KiB for every answer cost the end-to-end bench
+/// more CPU than it saved.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        let mut body = Vec::with_capacity(1024);
+        let mut body = Vec::with_capacity(512);
         match serde_json::to_writer(&mut body, &self.0) {
             Ok(()) => (
                 [(
