@@ -3,7 +3,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use mediagen_openapi::operations::LimitScope;
 use mediagen_openapi::sets::ErrorCode as Code;
 use serde_json::{Value, json};
@@ -300,7 +300,7 @@ impl IntoResponse for ApiError {
             "code": self.code(),
             "message": message,
             "requestId": ctx.request_id,
-            "timestamp": ctx.received_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            "timestamp": crate::wire::timestamp(ctx.received_at),
         });
         if let Some(details) = self.details() {
             error["details"] = details;

@@ -51,8 +51,7 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
 /// holds a generation at once (larger answers grow it): axum's starts at 128
 /// bytes, grows by copies, and takes each token through `BytesMut` (some 5,000
 /// instructions of a 60,000-instruction generation read, measured with
-/// callgrind). A buffer of 1 KiB for every answer cost the end-to-end bench
-/// more CPU than it saved.
+/// callgrind).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);
 
