@@ -64,9 +64,12 @@ pub use worlds::control::WorldView;
 
 /// The whole mock: the service's routes, the result files and the control API.
 pub(crate) fn build_app(state: AppState) -> Router {
-    let body_limit = state.config().body_limit_bytes;
-    Router::new()
-        .merge(routes::router(&state))
+    let service = routes::around(
+        routes::router(),
+        &state,
+        axum::middleware::from_fn_with_state(state.clone(), routes::service_middleware),
+    );
+    let rest = Router::new()
         .merge(
             routes::outputs::router()
                 .merge(
@@ -83,15 +86,13 @@ pub(crate) fn build_app(state: AppState) -> Router {
         .merge(control::events::router())
         .merge(ui::router())
         // Every route of the mock answers a method it lacks in the envelope.
-        .method_not_allowed_fallback(routes::method_not_allowed)
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
-            use axum::response::IntoResponse;
-            error::ApiError::Internal(anyhow::anyhow!("a handler panicked")).into_response()
-        }))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            routes::request_context,
+        .method_not_allowed_fallback(routes::method_not_allowed);
+    Router::new()
+        .merge(service)
+        .merge(routes::around(
+            rest,
+            &state,
+            tower::layer::util::Identity::new(),
         ))
         .with_state(state)
 }

@@ -187,10 +187,7 @@ impl Worlds {
             .route("/worlds/{id}/{*rest}", any(enter))
             // The root's clock, for what the root answers here (a world that
             // is not there); a world's own app sets its own.
-            .layer(axum::middleware::from_fn_with_state(
-                self.inner.root.clone(),
-                crate::routes::request_context,
-            ))
+            .layer(crate::routes::RequestScope::new(self.inner.root.clone()))
             .with_state(self.clone())
     }
 }

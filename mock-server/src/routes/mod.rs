@@ -3,15 +3,15 @@
 //! handlers read from a request is in `extract.rs`; the refusals they return
 //! become the error envelope in `refusal.rs`.
 
+use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
 
 use axum::Router;
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::routing::Route;
 use mediagen_openapi::operations::{LimitScope, OperationId};
 
 use crate::clock::EdgeTime;
@@ -27,6 +27,8 @@ use crate::judged;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
 use crate::verdict::Cut;
+use tower::{Layer, Service, ServiceBuilder};
+use tower_http::catch_panic::CatchPanicLayer;
 
 pub mod account;
 pub mod billing;
@@ -38,15 +40,44 @@ pub mod meta;
 mod missing;
 pub mod outputs;
 pub mod responses;
+mod scope;
 pub mod webhooks;
 
 pub(crate) use headers::IDEMPOTENCY_KEY;
 use headers::{RATELIMIT_LIMIT, limit_headers};
 use missing::fallback;
 pub(crate) use missing::method_not_allowed;
+pub(crate) use scope::RequestScope;
 
-/// Every route of the service (not the control API), behind the service middleware.
-pub fn router(state: &AppState) -> Router<AppState> {
+/// The layers every route of a world runs in, given to axum as one layer:
+/// each `Router::layer` boxes every route again, and each request clones
+/// every box of its route. Outermost first: the request's scope, a panic
+/// answered in the envelope, the body limit, then `innermost` (the service
+/// middleware for the service's routes, `Identity` for the rest).
+pub(crate) fn around<L>(
+    router: Router<AppState>,
+    state: &AppState,
+    innermost: L,
+) -> Router<AppState>
+where
+    L: Layer<Route> + Clone + Send + Sync + 'static,
+    L::Service: Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync,
+    <L::Service as Service<Request>>::Future: Send + 'static,
+{
+    router.layer(
+        ServiceBuilder::new()
+            .layer(RequestScope::new(state.clone()))
+            .layer(CatchPanicLayer::custom(|_| {
+                ApiError::Internal(anyhow::anyhow!("a handler panicked")).into_response()
+            }))
+            .layer(DefaultBodyLimit::max(state.config().body_limit_bytes))
+            .layer(innermost),
+    )
+}
+
+/// Every route of the service (not the control API); `build_app` puts the
+/// service middleware ([`service_middleware`]) around them.
+pub fn router() -> Router<AppState> {
     Router::new()
         .merge(meta::router())
         .merge(generations::router())
@@ -56,62 +87,6 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(account::router())
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            service_middleware,
-        ))
-}
-
-/// Gives each request its id and the time it arrived on the world's clock,
-/// for the whole of its handling: every error answer of the world, the
-/// service's and the control API's alike, carries that time as its
-/// `timestamp`, the clock of every record it is about.
-///
-/// A request that may change state is finished even when its client goes
-/// away (a client time-out, a closed connection), as the service finishes it:
-/// a create's `Idempotency-Key` is never left in flight, nor a reservation
-/// held or a task half made, when the client disconnects during a slow
-/// answer. A read is dropped with its connection.
-pub(crate) async fn request_context(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD);
-    let work = REQUEST.scope(RequestContext::at(state.now()), next.run(request));
-    if !changes_state {
-        return work.await;
-    }
-    Finished(Some(Box::pin(work))).await
-}
-
-/// A request's handling that goes on when its client goes away: polled in
-/// place while the client waits (no task of its own, so no cost), and left
-/// to a task of its own where it stood if the connection is dropped first.
-struct Finished<F: Future<Output = Response> + Send + 'static>(Option<Pin<Box<F>>>);
-
-impl<F: Future<Output = Response> + Send + 'static> Future for Finished<F> {
-    type Output = Response;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        let work = self
-            .0
-            .as_mut()
-            .expect("a request's handling polled after it ended");
-        let response = ready!(work.as_mut().poll(cx));
-        self.0 = None;
-        Poll::Ready(response)
-    }
-}
-
-impl<F: Future<Output = Response> + Send + 'static> Drop for Finished<F> {
-    fn drop(&mut self) {
-        if let Some(work) = self.0.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(work);
-        }
-    }
 }
 
 fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
@@ -143,7 +118,7 @@ fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
 /// the limits, authentication and validation alike; only a connection dropped
 /// before acting skips the limits too, since such a request never reaches the
 /// service.
-async fn service_middleware(
+pub(crate) async fn service_middleware(
     State(state): State<AppState>,
     mut request: Request,
     next: Next,

@@ -26,10 +26,7 @@ pub(crate) fn router(worlds: &Worlds) -> Router {
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(worlds.clone(), guard))
         // The root's clock, for what the root answers here.
-        .layer(axum::middleware::from_fn_with_state(
-            worlds.root().clone(),
-            crate::routes::request_context,
-        ))
+        .layer(crate::routes::RequestScope::new(worlds.root().clone()))
         .with_state(worlds.clone())
 }
 
