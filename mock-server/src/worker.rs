@@ -54,7 +54,9 @@ pub fn run_due_jobs(state: &AppState) -> Option<DateTime<Utc>> {
             // next pass.
             let writer = events::Writer::new(state.base_url(), store.responses());
             for ended in &due.ended {
-                store.queue_event(ended, |event_id| writer.ended(ended, event_id));
+                store.queue_event(ended, |generation, event_id| {
+                    writer.ended(generation, ended.at, event_id)
+                });
             }
         }
     };

@@ -52,10 +52,12 @@ pub enum CreateRefusal {
 /// `reference_fetch_failed` when a worker takes it, as one whose link cannot be
 /// downloaded does.
 pub fn reference_outside(params: &Map<String, Value>, base_url: &str) -> bool {
-    let inside = format!("{base_url}/");
-    params
-        .get("image_url")
-        .is_some_and(|url| !url.as_str().is_some_and(|u| u.starts_with(&inside)))
+    params.get("image_url").is_some_and(|url| {
+        !url.as_str().is_some_and(|u| {
+            u.strip_prefix(base_url)
+                .is_some_and(|path| path.starts_with('/'))
+        })
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

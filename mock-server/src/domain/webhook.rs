@@ -41,11 +41,13 @@ pub fn event_type(generation: &Generation) -> Option<&'static str> {
 /// A task that has just reached a final state, as the store hands it out: the
 /// store keeps records and writes no JSON, so `wire/events.rs` writes the body
 /// of its event, which the store then queues for each subscribed endpoint
-/// ([`event_type`] says which event, if any).
-#[derive(Debug, Clone)]
+/// ([`event_type`] says which event, if any). It names the task rather than
+/// copying it: the event is queued under the same lock, and a task that ended
+/// is kept at least until the worker's next pass.
+#[derive(Debug, Clone, Copy)]
 pub struct TaskEnded {
-    /// The task as it ended.
-    pub generation: Generation,
+    /// The task.
+    pub generation_id: Uuid,
     /// When it ended, on the mock's clock.
     pub at: DateTime<Utc>,
 }

@@ -205,7 +205,7 @@ impl Measured {
 
 impl Arrival {
     fn of(state: &AppState, request: &mut Request) -> Self {
-        // Made by `request_context`, which every request of a world passes
+        // Made by the request's scope (`scope.rs`), which every request of a world passes
         // first and which stays in scope for all that runs below: the handler
         // and the refusals made here read it from there.
         let ctx = REQUEST

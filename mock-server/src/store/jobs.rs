@@ -116,6 +116,10 @@ impl Store {
     /// Applies every job due by `now`, the lifecycle of tasks included.
     pub fn run_due(&mut self, now: DateTime<Utc>) -> Due {
         self.rate.prune(now);
+        // Before this pass's jobs: a task that ends in it is told of by
+        // `queue_event`, which reads it from the store, before it can be
+        // forgotten, in the next pass.
+        self.forget_ended(now);
         let mut due = Due::default();
         while let Some(job) = self.jobs.pop_due(now) {
             match job.kind {
@@ -127,7 +131,6 @@ impl Store {
                 JobKind::Start | JobKind::EndAttempt => due.ended.extend(self.apply(job)),
             }
         }
-        self.forget_ended(now);
         self.jobs.plan();
         due.next = self.jobs.next_due();
         due
@@ -195,9 +198,8 @@ impl Store {
         self.note_generation(job.target, "ended", job.due);
         // After the ledger: a failure's refund is done before its event is queued
         // (service document: funds are already returned when it is sent).
-        let generation = self.generations.get(&job.target)?.clone();
         Some(TaskEnded {
-            generation,
+            generation_id: job.target,
             at: job.due,
         })
     }

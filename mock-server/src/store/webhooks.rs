@@ -9,6 +9,7 @@ use super::Store;
 use super::jobs::JobKind;
 use crate::config::Responses;
 use crate::domain::UserId;
+use crate::domain::generation::Generation;
 use crate::domain::webhook::{
     self, Attempt, AttemptOutcome, DisabledReason, Endpoint, EndpointRefusal, MAX_ENDPOINTS,
     MAX_RETRIES, Message, MessageState, TaskEnded, Trigger,
@@ -146,12 +147,19 @@ impl Store {
     /// endpoint of its owner subscribed to it, first attempts due at once; `body`
     /// writes the event with the id it is given, and is called only when
     /// someone is to be told (most tasks have nobody to tell).
-    pub fn queue_event(&mut self, ended: &TaskEnded, body: impl FnOnce(&str) -> Bytes) {
-        let Some(event_type) = webhook::event_type(&ended.generation) else {
+    pub fn queue_event(
+        &mut self,
+        ended: &TaskEnded,
+        body: impl FnOnce(&Generation, &str) -> Bytes,
+    ) {
+        let Some(generation) = self.generations.get(&ended.generation_id) else {
+            return;
+        };
+        let Some(event_type) = webhook::event_type(generation) else {
             return;
         };
         let targets: Vec<Endpoint> = self
-            .endpoints_of(ended.generation.user_id)
+            .endpoints_of(generation.user_id)
             .into_iter()
             .filter(|e| e.active && e.subscribed(event_type))
             .cloned()
@@ -160,7 +168,7 @@ impl Store {
             return;
         }
         let event_id = webhook::new_event_id();
-        let bytes = body(&event_id);
+        let bytes = body(generation, &event_id);
         for endpoint in &targets {
             let id = self.enqueue_message(
                 endpoint,
@@ -169,7 +177,7 @@ impl Store {
                 bytes.clone(),
                 ended.at,
             );
-            self.note_message_state(id, Some(ended.generation.id), ended.at);
+            self.note_message_state(id, Some(ended.generation_id), ended.at);
         }
     }
 
@@ -516,7 +524,7 @@ mod tests {
             .flat_map(|secs| store.run_due(at(secs)).ended)
             .collect();
         assert_eq!(ended.len(), 1, "one end, handed out once");
-        assert_eq!(ended[0].generation.id, id);
+        assert_eq!(ended[0].generation_id, id);
         ended.into_iter().next().unwrap()
     }
 
@@ -542,7 +550,7 @@ mod tests {
         );
 
         let mut written = Vec::new();
-        store.queue_event(&ended, |event_id| {
+        store.queue_event(&ended, |_, event_id| {
             written.push(event_id.to_owned());
             Bytes::from_static(b"{\"type\":\"generation.completed\"}")
         });
@@ -575,12 +583,56 @@ mod tests {
         );
     }
 
+    /// The worker's loop: passes until no task ends, each ended task told of
+    /// under the same lock, as `worker::run_due_jobs` does.
+    #[test]
+    fn tasks_that_end_together_are_each_told_of_though_retention_keeps_one() {
+        let (mut store, user) = with_user(10.0);
+        store.set_retention(crate::store::Retention {
+            count: Some(1),
+            age_secs: None,
+        });
+        store.add_endpoint(endpoint(user.user_id)).unwrap();
+        let created: Vec<Uuid> = ["a fox", "an owl", "a hare"]
+            .into_iter()
+            .map(|prompt| {
+                let request = crate::store::generations::tests::request(prompt, 1.0);
+                store
+                    .create_generation(user.user_id, request, at(0), 0.0)
+                    .unwrap()
+                    .id
+            })
+            .collect();
+
+        let mut told = Vec::new();
+        loop {
+            let due = store.run_due(at(60));
+            if due.ended.is_empty() {
+                break;
+            }
+            for ended in &due.ended {
+                store.queue_event(ended, |generation, _| {
+                    told.push(generation.id);
+                    Bytes::from_static(b"{}")
+                });
+            }
+        }
+
+        assert_eq!(told, created, "every end is told of, in order");
+        assert_eq!(store.messages().count(), 3);
+        assert_eq!(
+            store.generations_of(user.user_id).count(),
+            1,
+            "and only then are the older ones forgotten"
+        );
+    }
+
     #[test]
     fn a_task_nobody_listens_to_has_no_event_written() {
         let (mut store, user) = with_user(10.0);
         let ended = ended_task(&mut store, user.user_id, "a fox");
 
-        store.queue_event(&ended, |_| panic!("a body written for nobody"));
+        store.queue_event(&ended, |_, _| panic!("a body written for nobody"));
 
         assert_eq!(store.messages().count(), 0);
     }

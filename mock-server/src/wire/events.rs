@@ -12,7 +12,6 @@ use crate::config::Responses;
 use crate::contract::shape::shapes;
 use crate::domain::catalog::MediaType;
 use crate::domain::generation::{FailureCode, Generation, Status};
-use crate::domain::webhook::TaskEnded;
 
 /// The writer of the events of tasks' ends that the store hands out: bodies
 /// shaped by the response mode, links under the mock's base URL.
@@ -27,9 +26,10 @@ impl<'a> Writer<'a> {
         Self { base_url, mode }
     }
 
-    /// The body of the event `event_id` that tells of `ended`.
-    pub fn ended(&self, ended: &TaskEnded, event_id: &str) -> Bytes {
-        let body = for_generation(&ended.generation, self.base_url, event_id, ended.at);
+    /// The body of the event `event_id` that tells of `generation`, which
+    /// ended `at`.
+    pub fn ended(&self, generation: &Generation, at: DateTime<Utc>, event_id: &str) -> Bytes {
+        let body = for_generation(generation, self.base_url, event_id, at);
         Bytes::from(body_bytes(&body, self.mode))
     }
 }
