@@ -67,7 +67,7 @@ pub(crate) fn build_app(state: AppState) -> Router {
     let service = routes::around(
         routes::router(),
         &state,
-        axum::middleware::from_fn_with_state(state.clone(), routes::service_middleware),
+        routes::ServiceLayer(state.clone()),
     );
     let rest = Router::new()
         .merge(

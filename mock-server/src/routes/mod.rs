@@ -5,11 +5,12 @@
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::Route;
 use mediagen_openapi::operations::{LimitScope, OperationId};
@@ -76,7 +77,7 @@ where
 }
 
 /// Every route of the service (not the control API); `build_app` puts the
-/// service middleware ([`service_middleware`]) around them.
+/// service middleware ([`ServiceLayer`]) around them.
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(meta::router())
@@ -111,6 +112,47 @@ fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
     }
 }
 
+/// [`service_middleware`] around each route of the service, as a layer for
+/// [`around`]. Written out rather than made with `from_fn`, which boxes the
+/// route below again as its `Next` and takes the request apart and back
+/// together for its extractors, on every request.
+#[derive(Clone)]
+pub(crate) struct ServiceLayer(pub(crate) AppState);
+
+impl Layer<Route> for ServiceLayer {
+    type Service = Served;
+
+    fn layer(&self, route: Route) -> Served {
+        Served {
+            state: self.0.clone(),
+            route,
+        }
+    }
+}
+
+/// A route of the service behind [`service_middleware`].
+#[derive(Clone)]
+pub(crate) struct Served {
+    state: AppState,
+    route: Route,
+}
+
+impl Service<Request> for Served {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // A route is always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (state, route) = (self.state.clone(), self.route.clone());
+        Box::pin(async move { Ok(service_middleware(state, request, route).await) })
+    }
+}
+
 /// Request id, faults, rate limits, authentication, the request log and the
 /// `x-ratelimit-*` headers, for every request of the service: a list of steps.
 ///
@@ -118,18 +160,14 @@ fn authenticate(store: &Store, headers: &HeaderMap) -> Option<Caller> {
 /// the limits, authentication and validation alike; only a connection dropped
 /// before acting skips the limits too, since such a request never reaches the
 /// service.
-pub(crate) async fn service_middleware(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+async fn service_middleware(state: AppState, mut request: Request, route: Route) -> Response {
     let arrival = Arrival::of(&state, &mut request);
     let admitted = admit(&state, &arrival, &mut request);
     let (mut entry, measured) = arrival.logged(&admitted, request.headers());
     let Some(decision) = admitted.decision else {
         return dropped_before_acting(&state, &measured, entry, request).await;
     };
-    let response = answer(&state, &measured, &admitted, &decision, request, next).await;
+    let response = answer(&state, &measured, &admitted, &decision, request, route).await;
     let (response, refused_by) =
         finish(&state, &mut entry, &decision, admitted.mode, response).await;
     let edge = measured.edge(&state, &admitted, &response, refused_by);
@@ -377,11 +415,14 @@ async fn answer(
     admitted: &Admitted,
     decision: &Decision,
     request: Request,
-    next: Next,
+    mut route: Route,
 ) -> Response {
     let refusal = match &admitted.effect {
         Some(Effect::Error(error)) => ApiError::from(error.clone()),
-        _ if decision.allowed || !state.config().rate_limits => return next.run(request).await,
+        _ if decision.allowed || !state.config().rate_limits => {
+            let Ok(response) = route.call(request).await;
+            return response;
+        }
         _ => ApiError::RateLimited {
             message: decision.refusal_message(state.clock().edge_scale()),
             window: Some(Window {
