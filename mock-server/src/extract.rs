@@ -4,12 +4,13 @@
 //! against its schema of the contract and deserialized into a typed struct.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -136,7 +137,7 @@ impl FromRequest<AppState> for Json {
     async fn from_request(request: Request, state: &AppState) -> Result<Self> {
         let (parts, body) = request.into_parts();
         let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state).await;
-        json_value(state, &parts.headers, bytes).map(Self)
+        json_value(state, &ContentType::of(&parts.headers), bytes).map(Self)
     }
 }
 
@@ -145,16 +146,44 @@ impl FromRequest<AppState> for Json {
 /// that may be called without a body at all.
 pub type RawBody = std::result::Result<Bytes, BytesRejection>;
 
+/// The `Content-Type` of a request whose handler reads its body itself
+/// ([`RawBody`]): read alone, where the `HeaderMap` extractor copies every
+/// header of the request.
+#[derive(Debug, Clone, Default)]
+pub struct ContentType(Option<HeaderValue>);
+
+impl ContentType {
+    fn of(headers: &HeaderMap) -> Self {
+        Self(headers.get(header::CONTENT_TYPE).cloned())
+    }
+}
+
+impl<S: Sync> FromRequestParts<S> for ContentType {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _state: &S,
+    ) -> std::result::Result<Self, Infallible> {
+        Ok(Self::of(&parts.headers))
+    }
+}
+
 /// A body read from `body` as [`Body`] reads it.
-pub fn parse<T: ContractBody>(state: &AppState, headers: &HeaderMap, body: RawBody) -> Result<T> {
-    checked(state, json_value(state, headers, body)?)
+pub fn parse<T: ContractBody>(
+    state: &AppState,
+    content_type: &ContentType,
+    body: RawBody,
+) -> Result<T> {
+    checked(state, json_value(state, content_type, body)?)
 }
 
 /// 415 for another content type, 413 over the size limit, 400 for text that
 /// is not JSON.
-fn json_value(state: &AppState, headers: &HeaderMap, body: RawBody) -> Result<Value> {
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
+fn json_value(state: &AppState, content_type: &ContentType, body: RawBody) -> Result<Value> {
+    let is_json = content_type
+        .0
+        .as_ref()
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|mime| {

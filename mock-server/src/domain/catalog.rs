@@ -251,8 +251,11 @@ impl Model {
             .factors
             .iter()
             .filter(|f| {
-                self.param(params, &f.parameter)
-                    .is_some_and(|v| value_text(v) == f.value)
+                self.param(params, &f.parameter).is_some_and(|v| match v {
+                    // Most values are text: compared as they are, not copied.
+                    Value::String(text) => *text == f.value,
+                    other => value_text(other) == f.value,
+                })
             })
             .map(|f| f.multiplier)
             .product();

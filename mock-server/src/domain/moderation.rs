@@ -6,7 +6,7 @@
 //! after 3 rejections in a row, for 15 minutes after the last one; a success
 //! ends the series.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -21,10 +21,12 @@ struct Streak {
     last: DateTime<Utc>,
 }
 
+/// Ordered by user, so that a create looks its user's series up without
+/// making a key: most users have none, and every create asks.
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
 pub struct Moderation {
     #[serde(with = "super::persist::pairs")]
-    streaks: HashMap<(UserId, String), Streak>,
+    streaks: BTreeMap<(UserId, String), Streak>,
 }
 
 impl Moderation {
@@ -38,14 +40,26 @@ impl Moderation {
     }
 
     pub fn succeeded(&mut self, user_id: UserId, model: &str) {
-        self.streaks.remove(&(user_id, model.to_owned()));
+        if let Some((key, _)) = self.streak(user_id, model) {
+            let key = key.clone();
+            self.streaks.remove(&key);
+        }
     }
 
     /// The length of the series when the user is blocked on the model now.
     pub fn blocked(&self, user_id: UserId, model: &str, now: DateTime<Utc>) -> Option<u32> {
-        let streak = self.streaks.get(&(user_id, model.to_owned()))?;
+        let (_, streak) = self.streak(user_id, model)?;
         (streak.count >= THRESHOLD && now < streak.last + Duration::minutes(PAUSE_MINUTES))
             .then_some(streak.count)
+    }
+
+    /// The user's series on the model, found among the user's own (the empty
+    /// name sorts first and costs no allocation).
+    fn streak(&self, user_id: UserId, model: &str) -> Option<(&(UserId, String), &Streak)> {
+        self.streaks
+            .range((user_id, String::new())..)
+            .take_while(|((user, _), _)| *user == user_id)
+            .find(|((_, name), _)| name == model)
     }
 }
 
@@ -78,5 +92,35 @@ mod tests {
         m.succeeded(user, "a");
         m.rejected(user, "a", t0);
         assert_eq!(m.blocked(user, "a", t0), None);
+    }
+
+    #[test]
+    fn a_series_is_the_users_own_on_its_model() {
+        let mut m = Moderation::default();
+        let t0 = Utc::now();
+        let users = [
+            UserId::from_u128(1),
+            UserId::from_u128(2),
+            UserId::from_u128(3),
+        ];
+        for user in users {
+            for model in ["a", "b", "c"] {
+                m.rejected(user, model, t0);
+                m.rejected(user, model, t0);
+                m.rejected(user, model, t0);
+            }
+        }
+        m.succeeded(users[1], "b");
+
+        assert_eq!(m.blocked(users[1], "b", t0), None, "ended by its success");
+        for (user, model) in [
+            (users[1], "a"),
+            (users[1], "c"),
+            (users[0], "b"),
+            (users[2], "b"),
+        ] {
+            assert_eq!(m.blocked(user, model, t0), Some(3), "{user} on {model}");
+        }
+        assert_eq!(m.blocked(UserId::from_u128(4), "a", t0), None);
     }
 }

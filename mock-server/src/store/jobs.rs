@@ -167,11 +167,15 @@ impl Store {
             JobKind::EndAttempt => generation.end_attempt(job.due)?,
             JobKind::Deliver | JobKind::PayTopup => return None,
         };
-        let (user_id, slug, attempt_secs) = (
-            generation.user_id,
-            generation.model_slug.clone(),
-            generation.attempt_secs,
-        );
+        let (user_id, attempt_secs) = (generation.user_id, generation.attempt_secs);
+        match attempt {
+            AfterAttempt::Succeeded => self.moderation.succeeded(user_id, &generation.model_slug),
+            AfterAttempt::Failed(FailureCode::ModerationRejected) => {
+                self.moderation
+                    .rejected(user_id, &generation.model_slug, job.due);
+            }
+            _ => {}
+        }
         match attempt {
             AfterAttempt::TryAgain => {
                 self.jobs.schedule(
@@ -185,14 +189,10 @@ impl Store {
             AfterAttempt::Succeeded => {
                 self.finished(user_id, job.target, job.due);
                 self.ledger.keep(job.target).ok();
-                self.moderation.succeeded(user_id, &slug);
             }
-            AfterAttempt::Failed(code) => {
+            AfterAttempt::Failed(_) => {
                 self.finished(user_id, job.target, job.due);
                 self.ledger.refund(job.target, job.due).ok();
-                if code == FailureCode::ModerationRejected {
-                    self.moderation.rejected(user_id, &slug, job.due);
-                }
             }
         }
         self.note_generation(job.target, "ended", job.due);
