@@ -10,8 +10,10 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use http::HeaderMap;
 use mediagen_openapi::sets::EventType as Contract;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use uuid::Uuid;
 use webhook_verify::Webhook;
 
@@ -135,6 +137,8 @@ pub enum WebhookEvent {
     },
 }
 
+/// An event as it comes; its `data` is kept as text until its type says what
+/// it holds, so a known event's data is read once, into its own type.
 #[derive(Deserialize)]
 struct Envelope {
     id: String,
@@ -143,7 +147,16 @@ struct Envelope {
     #[serde(default)]
     created_at: Option<DateTime<Utc>>,
     #[serde(default)]
-    data: Value,
+    data: Option<Box<RawValue>>,
+}
+
+impl Envelope {
+    /// The data as `T` (absent data reads as `null`, which no known event's
+    /// data is).
+    fn data<T: DeserializeOwned>(&self) -> Result<T> {
+        let text = self.data.as_deref().map_or("null", RawValue::get);
+        serde_json::from_str(text).map_err(Error::WebhookPayload)
+    }
 }
 
 #[derive(Deserialize)]
@@ -172,8 +185,7 @@ impl WebhookEvent {
         // does not compile until it is read here.
         Ok(match EventType::from(envelope.event_type.as_str()) {
             EventType::GenerationCompleted => {
-                let data: Data<CompletedGeneration> =
-                    serde_json::from_value(envelope.data.clone()).map_err(Error::WebhookPayload)?;
+                let data: Data<CompletedGeneration> = envelope.data()?;
                 Self::GenerationCompleted {
                     created_at: created_at()?,
                     id: envelope.id,
@@ -181,8 +193,7 @@ impl WebhookEvent {
                 }
             }
             EventType::GenerationFailed => {
-                let data: Data<FailedGeneration> =
-                    serde_json::from_value(envelope.data.clone()).map_err(Error::WebhookPayload)?;
+                let data: Data<FailedGeneration> = envelope.data()?;
                 Self::GenerationFailed {
                     created_at: created_at()?,
                     id: envelope.id,
@@ -190,10 +201,10 @@ impl WebhookEvent {
                 }
             }
             EventType::Other(_) => Self::Other {
+                data: envelope.data()?,
                 id: envelope.id,
                 event_type: envelope.event_type,
                 created_at: envelope.created_at,
-                data: envelope.data,
             },
         })
     }
@@ -496,5 +507,27 @@ mod tests {
         let other =
             WebhookEvent::parse(br#"{"id":"evt_2","type":"invoice.paid","data":{"x":1}}"#).unwrap();
         assert_eq!(other.event_type(), "invoice.paid");
+    }
+
+    #[test]
+    fn an_unknown_events_data_is_kept_whole_and_a_known_one_without_data_is_refused() {
+        let body = br#"{"id":"evt_3","type":"invoice.paid","data":{"b":[1,{"c":null}],"a":"x"}}"#;
+        let WebhookEvent::Other { data, .. } = WebhookEvent::parse(body).unwrap() else {
+            panic!("an unknown type is kept as Other")
+        };
+        assert_eq!(data, serde_json::json!({"b": [1, {"c": null}], "a": "x"}));
+        let WebhookEvent::Other { data, .. } =
+            WebhookEvent::parse(br#"{"id":"evt_4","type":"invoice.paid"}"#).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(data, Value::Null, "absent data reads as null");
+
+        let bare =
+            br#"{"id":"evt_5","type":"generation.completed","created_at":"2026-11-22T10:15:30Z"}"#;
+        assert!(matches!(
+            WebhookEvent::parse(bare),
+            Err(Error::WebhookPayload(_))
+        ));
     }
 }

@@ -118,6 +118,11 @@ fn semaphore(
     permits: usize,
 ) -> Arc<Semaphore> {
     let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    // Looked up before it is made: every attempt asks, and the key is copied
+    // only for the first.
+    if let Some(lane) = map.get(key) {
+        return lane.clone();
+    }
     map.entry(key.to_owned())
         .or_insert_with(|| Arc::new(Semaphore::new(permits)))
         .clone()

@@ -146,9 +146,10 @@ impl Ledger {
         self.entries.push_back(entry);
     }
 
-    /// The rows written since the last call, oldest first.
-    pub fn take_fresh(&mut self) -> Vec<Entry> {
-        std::mem::take(&mut self.fresh)
+    /// The rows written since the last call, oldest first; their room is
+    /// kept for the next ones.
+    pub fn drain_fresh(&mut self) -> std::vec::Drain<'_, Entry> {
+        self.fresh.drain(..)
     }
 
     fn account_mut(&mut self, user_id: UserId) -> Result<&mut Account, LedgerError> {

@@ -33,7 +33,7 @@ impl Store {
 
     /// Ledger rows written so far come before the change about to be noted.
     fn note_ledger_rows(&mut self) {
-        let fresh = self.ledger.take_fresh();
+        let fresh = self.ledger.drain_fresh();
         // At every lock's end: with nobody listening, no event is built.
         if !self.journal.is_on() {
             return;
