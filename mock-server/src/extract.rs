@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -137,7 +137,7 @@ impl FromRequest<AppState> for Json {
     async fn from_request(request: Request, state: &AppState) -> Result<Self> {
         let (parts, body) = request.into_parts();
         let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state).await;
-        json_value(state, &ContentType::of(&parts.headers), bytes).map(Self)
+        json_value(state, &BodyHeaders::of(&parts.headers), bytes).map(Self)
     }
 }
 
@@ -146,19 +146,29 @@ impl FromRequest<AppState> for Json {
 /// that may be called without a body at all.
 pub type RawBody = std::result::Result<Bytes, BytesRejection>;
 
-/// The `Content-Type` of a request whose handler reads its body itself
-/// ([`RawBody`]): read alone, where the `HeaderMap` extractor copies every
-/// header of the request.
-#[derive(Debug, Clone, Default)]
-pub struct ContentType(Option<HeaderValue>);
+/// The header a create's key comes in.
+pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
-impl ContentType {
+/// The headers a handler that reads its body itself ([`RawBody`]) looks at:
+/// its `Content-Type`, and for a create its `Idempotency-Key`. Read alone,
+/// where the `HeaderMap` extractor copies every header of the request.
+#[derive(Debug, Clone, Default)]
+pub struct BodyHeaders {
+    content_type: Option<HeaderValue>,
+    /// The `Idempotency-Key` as it came; a create checks it itself.
+    pub idempotency_key: Option<HeaderValue>,
+}
+
+impl BodyHeaders {
     fn of(headers: &HeaderMap) -> Self {
-        Self(headers.get(header::CONTENT_TYPE).cloned())
+        Self {
+            content_type: headers.get(header::CONTENT_TYPE).cloned(),
+            idempotency_key: headers.get(IDEMPOTENCY_KEY).cloned(),
+        }
     }
 }
 
-impl<S: Sync> FromRequestParts<S> for ContentType {
+impl<S: Sync> FromRequestParts<S> for BodyHeaders {
     type Rejection = Infallible;
 
     async fn from_request_parts(
@@ -170,19 +180,15 @@ impl<S: Sync> FromRequestParts<S> for ContentType {
 }
 
 /// A body read from `body` as [`Body`] reads it.
-pub fn parse<T: ContractBody>(
-    state: &AppState,
-    content_type: &ContentType,
-    body: RawBody,
-) -> Result<T> {
-    checked(state, json_value(state, content_type, body)?)
+pub fn parse<T: ContractBody>(state: &AppState, headers: &BodyHeaders, body: RawBody) -> Result<T> {
+    checked(state, json_value(state, headers, body)?)
 }
 
 /// 415 for another content type, 413 over the size limit, 400 for text that
 /// is not JSON.
-fn json_value(state: &AppState, content_type: &ContentType, body: RawBody) -> Result<Value> {
-    let is_json = content_type
-        .0
+fn json_value(state: &AppState, headers: &BodyHeaders, body: RawBody) -> Result<Value> {
+    let is_json = headers
+        .content_type
         .as_ref()
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())

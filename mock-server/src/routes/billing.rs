@@ -21,7 +21,7 @@ use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::domain::requisites::{self, Requisites};
 use crate::error::Result;
 use crate::extract::{
-    AuthUser, Body, ContentType, ContractBody, Path, Query, RawBody, enum_param, page, parse,
+    AuthUser, Body, BodyHeaders, ContractBody, Path, Query, RawBody, enum_param, page, parse,
     time_param, uuid_param,
 };
 use crate::render::pdf::{self, InvoiceDoc, Line};
@@ -243,14 +243,14 @@ async fn get_invoice_act(
 async fn create_topup(
     State(state): State<AppState>,
     user: AuthUser,
-    content_type: ContentType,
+    headers: BodyHeaders,
     body: RawBody,
 ) -> Result<Response> {
     let now = state.now();
     let scale = state.clock().edge_scale();
     let window = state.store().count_topup(user.user_id, now);
     let result = if window.allowed || !state.config().rate_limits {
-        topup(&state, user.user_id, &content_type, body, now)
+        topup(&state, user.user_id, &headers, body, now)
     } else {
         Err(BillingRefusal::TooManyTopups {
             retry_after: window.retry_after(scale),
@@ -273,12 +273,12 @@ async fn create_topup(
 fn topup(
     state: &AppState,
     user_id: UserId,
-    content_type: &ContentType,
+    headers: &BodyHeaders,
     body: RawBody,
     now: DateTime<Utc>,
 ) -> Result<Value> {
     // Counted against the window whether or not the body is valid.
-    let body: TopupRequest = parse(state, content_type, body)?;
+    let body: TopupRequest = parse(state, headers, body)?;
     let amount = Kopecks::exact(body.amount_rub, "amountRub")?;
     let record = state.store().top_up(user_id, amount, now)?;
     Ok(view::topup(state.base_url(), &record))

@@ -4,11 +4,7 @@ use std::collections::HashMap;
 
 use axum::Router;
 use axum::extract::State;
-use std::convert::Infallible;
-
-use axum::extract::FromRequestParts;
-use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -24,7 +20,7 @@ use crate::domain::outcome::MagicPrompt;
 use crate::domain::refusal::{Conflict, Invalid, Missing};
 use crate::error::{ApiError, Result};
 use crate::extract::{
-    AuthUser, Body, ContentType, ContractBody, Path, Query, RawBody, bad_cursor, enum_param,
+    AuthUser, Body, BodyHeaders, ContractBody, Path, Query, RawBody, bad_cursor, enum_param,
     page_limit, parse,
 };
 use crate::state::AppState;
@@ -95,28 +91,12 @@ fn prepare(state: &AppState, body: GenerationBody) -> Result<CreateRequest<'_>> 
     })
 }
 
-/// The `Idempotency-Key` header, when one is sent.
-/// The `Idempotency-Key` header of a create as it came; the handler checks
-/// it, after the body is read, so that a refused key is judged on the whole
-/// request as any other refusal is.
-struct KeyHeader(Option<HeaderValue>);
-
-impl<S: Sync> FromRequestParts<S> for KeyHeader {
-    type Rejection = Infallible;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        _state: &S,
-    ) -> std::result::Result<Self, Infallible> {
-        Ok(Self(
-            parts.headers.get(super::headers::IDEMPOTENCY_KEY).cloned(),
-        ))
-    }
-}
-
-fn idempotency_key(header: &KeyHeader) -> Result<Option<String>, BadKey> {
-    header
-        .0
+/// The `Idempotency-Key` header, when one is sent; checked here, after the
+/// body is read, so that a refused key is judged on the whole request as any
+/// other refusal is.
+fn idempotency_key(headers: &BodyHeaders) -> Result<Option<String>, BadKey> {
+    headers
+        .idempotency_key
         .as_ref()
         .map(|value| idempotency::key(value.to_str().ok()).map(str::to_owned))
         .transpose()
@@ -130,12 +110,11 @@ fn accepted(accepted: Accepted) -> (StatusCode, Json<Accepted>) {
 async fn create_generation(
     State(state): State<AppState>,
     user: AuthUser,
-    key: KeyHeader,
-    content_type: ContentType,
+    headers: BodyHeaders,
     body: RawBody,
 ) -> Result<(StatusCode, Json<Accepted>)> {
-    let Some(key) = idempotency_key(&key)? else {
-        return create_now(&state, user.user_id, &content_type, body).map(accepted);
+    let Some(key) = idempotency_key(&headers)? else {
+        return create_now(&state, user.user_id, &headers, body).map(accepted);
     };
     // Rule 7 comes first: a repeated key answers with the existing generation,
     // whatever the body says.
@@ -159,7 +138,7 @@ async fn create_generation(
             if latency > 0.0 {
                 state.clock().sleep_until(arrived + seconds(latency)).await;
             }
-            let result = create_now(&state, user.user_id, &content_type, body);
+            let result = create_now(&state, user.user_id, &headers, body);
             let made = result.as_ref().ok().map(|a| a.id);
             let now = state.now();
             state
@@ -173,10 +152,10 @@ async fn create_generation(
 fn create_now(
     state: &AppState,
     user_id: UserId,
-    content_type: &ContentType,
+    headers: &BodyHeaders,
     body: RawBody,
 ) -> Result<Accepted> {
-    let CreateGenerationRequest(body) = parse(state, content_type, body)?;
+    let CreateGenerationRequest(body) = parse(state, headers, body)?;
     let request = prepare(state, body)?;
     if let Some(error) = request.magic.http.clone() {
         return Err(error.into());

@@ -1,5 +1,4 @@
-//! The headers the service's answers and requests share: the create's
-//! `Idempotency-Key`, and the `x-ratelimit-*` headers every answer carries.
+//! The `x-ratelimit-*` headers every answer of the service carries.
 
 use std::sync::OnceLock;
 
@@ -7,8 +6,6 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::domain::rate_limit::Decision;
 
-/// The header a create's key comes in.
-pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub(super) const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 const RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");

@@ -14,6 +14,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::Route;
 use mediagen_openapi::operations::{LimitScope, OperationId};
+use tower::{Layer, Service, ServiceBuilder};
+use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::clock::EdgeTime;
 use crate::config::Responses;
@@ -23,13 +25,11 @@ use crate::domain::auth::{self, AuthRefusal};
 use crate::domain::fault::Effect;
 use crate::domain::rate_limit::Decision;
 use crate::error::{ApiError, REQUEST, RequestContext, Window};
-use crate::extract::Caller;
+use crate::extract::{Caller, IDEMPOTENCY_KEY};
 use crate::judged;
 use crate::state::AppState;
 use crate::store::{KeyCheck, LoggedRequest, Store};
 use crate::verdict::Cut;
-use tower::{Layer, Service, ServiceBuilder};
-use tower_http::catch_panic::CatchPanicLayer;
 
 pub mod account;
 pub mod billing;
@@ -44,7 +44,6 @@ pub mod responses;
 mod scope;
 pub mod webhooks;
 
-pub(crate) use headers::IDEMPOTENCY_KEY;
 use headers::{RATELIMIT_LIMIT, limit_headers};
 use missing::fallback;
 pub(crate) use missing::method_not_allowed;
@@ -243,9 +242,9 @@ impl Measured {
 
 impl Arrival {
     fn of(state: &AppState, request: &mut Request) -> Self {
-        // Made by the request's scope (`scope.rs`), which every request of a world passes
-        // first and which stays in scope for all that runs below: the handler
-        // and the refusals made here read it from there.
+        // Made by the request's scope (`scope.rs`), which every request of a
+        // world passes first and which stays in scope for all that runs
+        // below: the handler and the refusals made here read it from there.
         let ctx = REQUEST
             .try_with(Clone::clone)
             .unwrap_or_else(|_| RequestContext::at(state.now()));

@@ -77,9 +77,9 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD);
-        // The service below does its work when polled (axum's routes are
-        // boxed services called once polled), so the scope around the
-        // future covers all of it.
+        // The services below do their work when polled (axum's routes and
+        // the service middleware call nothing before), so the scope around
+        // the future covers all of it.
         let work = REQUEST.scope(
             RequestContext::at(self.state.now()),
             self.inner.call(request),

@@ -246,7 +246,7 @@ async fn send_test_webhook(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-    content_type: extract::ContentType,
+    headers: extract::BodyHeaders,
     body: RawBody,
 ) -> Result<(StatusCode, Json<Value>)> {
     let endpoint = own_endpoint(&state, user.user_id, &id)?;
@@ -254,7 +254,7 @@ async fn send_test_webhook(
     // The body is optional: none asks for the default event.
     let asked = match body {
         Ok(bytes) if bytes.is_empty() => None,
-        body => extract::parse::<TestWebhookRequest>(&state, &content_type, body)?.event_type,
+        body => extract::parse::<TestWebhookRequest>(&state, &headers, body)?.event_type,
     };
     let event_type = asked
         .as_deref()

@@ -169,14 +169,6 @@ impl Store {
         };
         let (user_id, attempt_secs) = (generation.user_id, generation.attempt_secs);
         match attempt {
-            AfterAttempt::Succeeded => self.moderation.succeeded(user_id, &generation.model_slug),
-            AfterAttempt::Failed(FailureCode::ModerationRejected) => {
-                self.moderation
-                    .rejected(user_id, &generation.model_slug, job.due);
-            }
-            _ => {}
-        }
-        match attempt {
             AfterAttempt::TryAgain => {
                 self.jobs.schedule(
                     job.due + seconds(attempt_secs),
@@ -187,10 +179,15 @@ impl Store {
                 return None;
             }
             AfterAttempt::Succeeded => {
+                self.moderation.succeeded(user_id, &generation.model_slug);
                 self.finished(user_id, job.target, job.due);
                 self.ledger.keep(job.target).ok();
             }
-            AfterAttempt::Failed(_) => {
+            AfterAttempt::Failed(code) => {
+                if code == FailureCode::ModerationRejected {
+                    self.moderation
+                        .rejected(user_id, &generation.model_slug, job.due);
+                }
                 self.finished(user_id, job.target, job.due);
                 self.ledger.refund(job.target, job.due).ok();
             }
